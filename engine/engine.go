@@ -1,0 +1,149 @@
+// Package engine is the expression contract shared by the CEL and legacy
+// backends, and the compiled plan of a katalog: every template, condition and
+// conversion path compiled once at load, evaluated many times.
+package engine
+
+import (
+	"errors"
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// ErrAbsent is returned by Expr.Eval when the expression is a plain field
+// reference (`${self.spec.x}`, `{{ .spec.x }}`) whose source field is absent:
+// the target field is then left unset rather than failing.
+var ErrAbsent = errors.New("referenced field is absent")
+
+// Coerce says how a legacy template's rendered string becomes a value.
+type Coerce int
+
+const (
+	// CoerceTyped: the target has a known type (resource fields, status
+	// fields with a schema): parse the string as that type.
+	CoerceTyped Coerce = iota
+	// CoerceGuess: the target was untyped in the original engine (conversion
+	// outputs, custom resources): integer, then float, then bool, then JSON,
+	// else string; an empty result becomes null.
+	CoerceGuess
+)
+
+// Context tells a backend where a string value stands.
+type Context struct {
+	// Entry is the CRD entry name and Field the field path, for diagnostics.
+	Entry string
+	Field string
+	// Pos is the position of the first character of the string's content
+	// (after an opening quote), so that Pos.Offset(i) points at byte i.
+	Pos katalog.Pos
+	// Self is the structural schema of `self` (the CR at its version, or the
+	// source version of a conversion path). The CEL backend adds full
+	// ObjectMeta, apiVersion and kind.
+	Self *structuralschema.Structural
+	// SelfVersion names Self's version, for messages.
+	SelfVersion string
+	// Expected is the type the value must have where it lands; nil means any.
+	Expected *structuralschema.Structural
+	// Coerce applies to legacy templates.
+	Coerce Coerce
+	// AllowRandom permits randomHex() and friends (`once: true` secret data).
+	AllowRandom bool
+	// CostLimit is the static per-expression cost limit (0: backend default).
+	CostLimit uint64
+}
+
+// Scope is the input of one evaluation: the object `self` stands for. A
+// backend may memoise its own view of Self in it (the CEL backend converts the
+// object to a CEL value once per scope, not once per expression).
+type Scope struct {
+	Self map[string]any
+	memo map[any]any
+}
+
+// NewScope returns a scope over obj.
+func NewScope(obj map[string]any) *Scope { return &Scope{Self: obj} }
+
+// Memo returns the value cached under key, computing it with f the first time.
+// A scope is used by one goroutine at a time.
+func (s *Scope) Memo(key any, f func() any) any {
+	if v, ok := s.memo[key]; ok {
+		return v
+	}
+	if s.memo == nil {
+		s.memo = make(map[any]any, 2)
+	}
+	v := f()
+	s.memo[key] = v
+	return v
+}
+
+// Expr is one compiled string value.
+type Expr interface {
+	// Eval returns a plain Go value ready for JSON (string, int64, float64,
+	// bool, nil, map[string]any, []any), ErrAbsent, or an error.
+	Eval(s *Scope) (any, error)
+	// Source is the string as written in the katalog.
+	Source() string
+	Pos() katalog.Pos
+	// Engine is "cel", "legacy" or "literal".
+	Engine() string
+}
+
+// Condition is a compiled boolean.
+type Condition interface {
+	Eval(s *Scope) (bool, error)
+	Source() string
+	Pos() katalog.Pos
+}
+
+// Backend compiles string values and conditions of one expression language.
+type Backend interface {
+	// CompileValue compiles a string value that the backend recognises (see
+	// engine.Classify) at ctx, checking it against ctx.Expected.
+	CompileValue(src string, ctx *Context) (Expr, katalog.Diagnostics)
+	// CompileCondition compiles a condition that must be a bool.
+	CompileCondition(src string, ctx *Context) (Condition, katalog.Diagnostics)
+}
+
+// LegacyBackend is the text/template adapter: it also compiles the legacy
+// structured conditions (`- field: … / equals: …`). all=true combines them
+// with AND (`when:`), all=false with OR (`or:`).
+type LegacyBackend interface {
+	Backend
+	CompileStructured(conds []*katalog.Condition, all bool, ctx *Context) (Condition, katalog.Diagnostics)
+}
+
+// Backends are the expression languages a plan compiles with.
+type Backends struct {
+	CEL    Backend
+	Legacy LegacyBackend
+}
+
+// Language of a string value.
+type Language int
+
+const (
+	Literal Language = iota
+	CEL
+	Legacy
+	Mixed // both `${` and `{{`: an error
+)
+
+// Classify says which language a string value is written in. A string with
+// `${` anywhere (including the escape `$${`) is CEL: the CEL lexer turns
+// escapes back into literal text.
+func Classify(s string) Language {
+	hasCEL := strings.Contains(s, "${")
+	hasLegacy := strings.Contains(s, "{{")
+	switch {
+	case hasCEL && hasLegacy:
+		return Mixed
+	case hasCEL:
+		return CEL
+	case hasLegacy:
+		return Legacy
+	}
+	return Literal
+}

@@ -1,0 +1,247 @@
+package katalog
+
+import (
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// API versions of the Katalog document this loader accepts.
+const (
+	APIVersionV1      = "orkestra.orkspace.io/v1"
+	APIVersionV1Alpha = "orkestra.konductor.io/v1Alpha"
+)
+
+// Katalog is a loaded, shape-validated katalog. It holds no compiled
+// expressions: engine.Compile turns it into a plan.
+type Katalog struct {
+	// File is the path of the main katalog file as given.
+	File string
+	// Files are all files the katalog was read from (multi-file katalogs).
+	Files      []string
+	APIVersion string
+	Name       string
+	// Description from metadata.description.
+	Description string
+	// CRDs in document order.
+	CRDs []*CRDEntry
+	// Warnings found while loading (unimplemented upstream keys, …).
+	Warnings Diagnostics
+	// Docs are the parsed YAML documents, for `migrate`.
+	Docs []*Document
+}
+
+// Document is one parsed YAML file of a katalog.
+type Document struct {
+	File string
+	Root *yaml.Node
+}
+
+// Entry returns the CRD entry with the given name, or nil.
+func (k *Katalog) Entry(name string) *CRDEntry {
+	for _, e := range k.CRDs {
+		if e.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// CRDEntry is one entry of spec.crds: a CRD at one API version, what it
+// reconciles into and how it converts.
+type CRDEntry struct {
+	Name        string
+	Pos         Pos
+	Description string
+	// Enabled is false when the entry says `enabled: false`; such entries load
+	// but the operator starts nothing for them.
+	Enabled  bool
+	APITypes APITypes
+	// CRDFile is the crdFile path, resolved against the katalog's directory.
+	CRDFile    string
+	CRDFilePos Pos
+	// CRD is the manifest crdFile names; entries naming the same file share it.
+	CRD *CRD
+	// CRFiles are sample custom resources (resolved paths).
+	CRFiles []string
+	// Workers is the number of reconcile workers (default 1).
+	Workers int
+	// Resync is the informer resync period; 0 means controller-runtime's default.
+	Resync time.Duration
+	// Box is operatorBox (or the older reconciler:); nil when absent.
+	Box        *OperatorBox
+	Conversion *Conversion
+}
+
+// GVK of the entry.
+func (e *CRDEntry) GVK() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: e.APITypes.Group, Version: e.APITypes.Version, Kind: e.APITypes.Kind}
+}
+
+// GVR of the entry.
+func (e *CRDEntry) GVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: e.APITypes.Group, Version: e.APITypes.Version, Resource: e.APITypes.Plural}
+}
+
+// Schema returns the structural schema of the entry's own version.
+func (e *CRDEntry) Schema() *structuralschema.Structural {
+	return e.CRD.Schemas[e.APITypes.Version]
+}
+
+// APITypes names the custom resource an entry serves.
+type APITypes struct {
+	Group   string
+	Version string
+	Kind    string
+	Plural  string
+	Pos     Pos
+}
+
+// CRD is a loaded CustomResourceDefinition manifest with the structural
+// schema of each version.
+type CRD struct {
+	Path   string
+	Object *apiextensionsv1.CustomResourceDefinition
+	// Schemas by version name.
+	Schemas map[string]*structuralschema.Structural
+	// Served versions in manifest order; StorageVersion is the one with storage: true.
+	Served         []string
+	StorageVersion string
+}
+
+// GroupKind of the CRD.
+func (c *CRD) GroupKind() schema.GroupKind {
+	return schema.GroupKind{Group: c.Object.Spec.Group, Kind: c.Object.Spec.Names.Kind}
+}
+
+// Serves reports whether the CRD serves version v.
+func (c *CRD) Serves(v string) bool {
+	for _, s := range c.Served {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Hook names.
+const (
+	OnCreate    = "onCreate"
+	OnReconcile = "onReconcile"
+	OnDelete    = "onDelete"
+)
+
+// Hooks in the order they run.
+var Hooks = []string{OnCreate, OnReconcile, OnDelete}
+
+// OperatorBox is what an entry reconciles into.
+type OperatorBox struct {
+	Pos        Pos
+	Default    bool
+	Finalizers []string
+	// Hooks by name (OnCreate, OnReconcile, OnDelete); absent hooks are nil.
+	Hooks  map[string]*Hook
+	Status *Status
+}
+
+// Hook is one hook block: resources by kind, in document order.
+type Hook struct {
+	Name      string
+	Pos       Pos
+	Resources []*Resource
+}
+
+// Resource is one declared child object.
+type Resource struct {
+	// Kind is the katalog kind key: deployments, services, custom, …
+	Kind  string
+	Hook  string
+	Index int
+	Pos   Pos
+	// Fields holds the resource's own fields (name, image, labels, …) with the
+	// control keys below removed. Labels written as a key/value list are
+	// normalised into a map here.
+	Fields *Value
+	When   *When
+	// Or holds `or:` conditions: any must hold.
+	Or          *When
+	Reconcile   bool
+	Once        bool
+	RotateAfter time.Duration
+	// RotateAfterPos points at rotateAfter when set.
+	RotateAfterPos Pos
+}
+
+// FieldPath is the resource's path for diagnostics, e.g. onReconcile.deployments[0].
+func (r *Resource) FieldPath() string {
+	return r.Hook + "." + r.Kind + "[" + strconv.Itoa(r.Index) + "]"
+}
+
+// When is a condition: CEL strings (all must hold) and/or legacy structured
+// conditions (all must hold). For `or:` blocks any must hold.
+type When struct {
+	Pos        Pos
+	Exprs      []*Value
+	Conditions []*Condition
+}
+
+// Empty reports whether there is nothing to check.
+func (w *When) Empty() bool { return w == nil || (len(w.Exprs) == 0 && len(w.Conditions) == 0) }
+
+// Condition is a legacy structured condition (`- field: spec.tier` / `equals: x`).
+type Condition struct {
+	Pos Pos
+	// Field is the dot path (`spec.tier`) or a legacy template.
+	Field    string
+	FieldPos Pos
+	// Operator is the canonical operator name (equals, notEquals, gt, …);
+	// Value its operand as written (stringified).
+	Operator string
+	Value    string
+	ValuePos Pos
+	Negate   bool
+}
+
+// Status declares the status fields an entry writes.
+type Status struct {
+	Pos    Pos
+	Fields []*StatusField
+}
+
+// StatusField sets status.<Path> to Value.
+type StatusField struct {
+	Pos   Pos
+	Path  string
+	Value *Value
+	// Type is the upstream `type:` hint (string, int, float, bool, auto); empty
+	// means "typed by the status schema".
+	Type string
+	When *When
+}
+
+// Conversion declares how objects convert between the CRD's versions.
+type Conversion struct {
+	Pos            Pos
+	StorageVersion string
+	StoragePos     Pos
+	Paths          []*ConversionPath
+}
+
+// ConversionPath maps an object from one version to another.
+type ConversionPath struct {
+	Pos         Pos
+	Index       int
+	From        string
+	FromPos     Pos
+	To          string
+	ToPos       Pos
+	Spec        *Value
+	Status      *Value
+	Labels      *Value
+	Annotations *Value
+}
