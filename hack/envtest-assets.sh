@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Provides a real kube-apiserver and etcd for controller-runtime envtest.
+#
+# envtest's usual source (setup-envtest downloading prebuilt binaries) is not
+# reachable here: only the Go module proxy and Debian's packages are. So both
+# binaries are built from pinned Go modules (hack/tools/kube-apiserver and
+# hack/tools/etcd, each a nested module with its own go.mod/go.sum) and cached
+# in the git-ignored bin/envtest/.
+#
+# Usage:
+#   export KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)"
+#
+# stdout carries only the absolute assets directory; every log line goes to
+# stderr. When both binaries are present and report the pinned versions the
+# script only checks them and exits (well under a second).
+#
+# Environment:
+#   ENVTEST_ASSETS_FORCE=1   rebuild even if the cached binaries look right
+#   ENVTEST_ETCD=debian      skip the etcd source build and use Debian's
+#                            etcd-server package (what a failed build falls
+#                            back to anyway)
+set -euo pipefail
+
+# Pinned versions. Changing them means updating the nested go.mod files too:
+# the versions below are what the built binaries must report.
+readonly KUBE_VERSION=v1.37.1   # k8s.io/kubernetes in hack/tools/kube-apiserver/go.mod
+readonly ETCD_VERSION=3.7.2     # go.etcd.io/etcd/server/v3 in hack/tools/etcd/go.mod
+readonly ETCD_DEBIAN_PKG=etcd-server  # fallback only: Debian ships etcd 3.4
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+readonly ROOT
+readonly ASSETS="${ROOT}/bin/envtest"
+readonly TOOLS="${ROOT}/hack/tools"
+# Present only when etcd came from Debian; holds the version it must report.
+readonly ETCD_FALLBACK_MARKER="${ASSETS}/.etcd-from-debian"
+
+log() { echo "envtest-assets: $*" >&2; }
+die() {
+  log "ERROR: $*"
+  exit 1
+}
+
+# Prints the version a binary reports, or nothing if it is missing or broken.
+# timeout guards against a binary that hangs instead of printing its version.
+kube_apiserver_version() {
+  [[ -x "${ASSETS}/kube-apiserver" ]] || return 0
+  # "Kubernetes v1.37.1"
+  timeout 20 "${ASSETS}/kube-apiserver" --version 2>/dev/null | awk '{print $2; exit}' || true
+}
+etcd_version() {
+  [[ -x "${ASSETS}/etcd" ]] || return 0
+  # "etcd Version: 3.7.2"
+  timeout 20 "${ASSETS}/etcd" --version 2>/dev/null | awk '/^etcd Version:/ {print $3; exit}' || true
+}
+expected_etcd_version() {
+  if [[ -f "${ETCD_FALLBACK_MARKER}" ]]; then
+    cat "${ETCD_FALLBACK_MARKER}"
+  else
+    echo "${ETCD_VERSION}"
+  fi
+}
+kube_apiserver_ok() { [[ "$(kube_apiserver_version)" == "${KUBE_VERSION}" ]]; }
+etcd_ok() {
+  local want
+  want="$(expected_etcd_version)"
+  [[ -n "${want}" && "$(etcd_version)" == "${want}" ]]
+}
+
+# Fast path: nothing to do, no locking, no go toolchain needed.
+if [[ "${ENVTEST_ASSETS_FORCE:-}" != 1 ]] && kube_apiserver_ok && etcd_ok; then
+  echo "${ASSETS}"
+  exit 0
+fi
+
+mkdir -p "${ASSETS}"
+
+# Serialise concurrent callers (e.g. parallel test runs on a cold machine):
+# the second one waits and then finds the binaries ready.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"${ASSETS}/.lock"
+  if ! flock -n 9; then
+    log "another envtest-assets.sh is building; waiting for it..."
+    flock 9
+  fi
+fi
+
+require_go() {
+  command -v go >/dev/null 2>&1 || die "'go' is not on PATH. kube-apiserver (and etcd) for envtest are built from source with the Go toolchain (go 1.26 or newer, see hack/tools/*/go.mod). Install Go, put it on PATH and re-run ${BASH_SOURCE[0]}."
+}
+
+# Builds one Go package of a nested tools module into ASSETS/<name>.
+# The output is written to a temp file and renamed, so a half-written binary
+# is never picked up. GOWORK=off keeps any go.work at the repo root from
+# pulling the nested modules into the root build (or vice versa); -mod=readonly
+# makes a stale go.sum an error instead of a silent edit.
+go_build() {
+  local module_dir=$1 pkg=$2 name=$3 ldflags=$4
+  local tmp="${ASSETS}/.${name}.tmp.$$"
+  if ! (cd "${module_dir}" &&
+    GOWORK=off CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" \
+      go build -trimpath -ldflags "${ldflags}" -o "${tmp}" "${pkg}" >&2); then
+    rm -f "${tmp}"
+    return 1
+  fi
+  mv -f "${tmp}" "${ASSETS}/${name}"
+}
+
+build_kube_apiserver() {
+  require_go
+  log "building kube-apiserver ${KUBE_VERSION} from source with $(go version | awk '{print $3}') (cold: ~4 min on 2 cores)..."
+  # Without these -X flags the binary reports v0.0.0-master; kubernetes'
+  # hack/lib/version.sh sets the same variables in both packages.
+  local ldflags="-s -w" pkg minor
+  minor="${KUBE_VERSION#v1.}"
+  minor="${minor%%.*}"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X ${pkg}.gitVersion=${KUBE_VERSION}"
+    ldflags+=" -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
+    ldflags+=" -X ${pkg}.gitTreeState=clean"
+  done
+  go_build "${TOOLS}/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "${ldflags}" ||
+    die "building kube-apiserver failed (see the go output above). It needs the Go module proxy (GOPROXY=$(go env GOPROXY)) to serve k8s.io/kubernetes ${KUBE_VERSION} and the k8s.io/* staging modules pinned in hack/tools/kube-apiserver/go.mod, and ~3 GiB free for the module and build caches."
+  kube_apiserver_ok ||
+    die "built kube-apiserver reports '$(kube_apiserver_version)', expected ${KUBE_VERSION}; check the -X ldflags in $0 against k8s.io/component-base/version."
+}
+
+build_etcd() {
+  require_go
+  log "building etcd ${ETCD_VERSION} from source (cold: ~30 s)..."
+  go_build "${TOOLS}/etcd" . etcd "-s -w" && rm -f "${ETCD_FALLBACK_MARKER}" && etcd_ok
+}
+
+# Fallback when etcd cannot be built: Debian's etcd-server (etcd 3.4), linked
+# into ASSETS. It is older than what kube-apiserver ${KUBE_VERSION} is tested
+# against but is enough for envtest's CRUD/watch use.
+etcd_from_debian() {
+  if [[ ! -x /usr/bin/etcd ]]; then
+    command -v apt-get >/dev/null 2>&1 ||
+      die "etcd could not be built and apt-get is not available to install Debian's ${ETCD_DEBIAN_PKG}. Fix the Go build of hack/tools/etcd or put an etcd binary at ${ASSETS}/etcd."
+    local sudo=()
+    if [[ "$(id -u)" != 0 ]]; then
+      command -v sudo >/dev/null 2>&1 ||
+        die "installing ${ETCD_DEBIAN_PKG} needs root; run 'apt-get install -y ${ETCD_DEBIAN_PKG}' as root and re-run."
+      sudo=(sudo -n)
+    fi
+    log "installing Debian package ${ETCD_DEBIAN_PKG}..."
+    # policy-rc.d answer 101 = "do not start services": envtest starts its
+    # own etcd, a system-wide daemon on :2379 would only be in the way.
+    "${sudo[@]}" apt-get update -qq >&2 || true
+    if ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${ETCD_DEBIAN_PKG}" >&2; then
+      die "'apt-get install ${ETCD_DEBIAN_PKG}' failed; install it by hand (binary /usr/bin/etcd) and re-run."
+    fi
+  fi
+  ln -sfn /usr/bin/etcd "${ASSETS}/etcd"
+  local v
+  v="$(etcd_version)"
+  [[ -n "${v}" ]] || die "/usr/bin/etcd does not report a version; reinstall ${ETCD_DEBIAN_PKG}."
+  echo "${v}" >"${ETCD_FALLBACK_MARKER}"
+  log "using Debian etcd ${v} (/usr/bin/etcd) instead of ${ETCD_VERSION}"
+}
+
+# Re-check under the lock: a concurrent run may have finished meanwhile.
+if [[ "${ENVTEST_ASSETS_FORCE:-}" == 1 ]] || ! etcd_ok; then
+  if [[ "${ENVTEST_ETCD:-}" == debian ]]; then
+    etcd_from_debian
+  elif ! build_etcd; then
+    log "etcd source build failed; falling back to Debian's ${ETCD_DEBIAN_PKG}"
+    etcd_from_debian
+  fi
+fi
+if [[ "${ENVTEST_ASSETS_FORCE:-}" == 1 ]] || ! kube_apiserver_ok; then
+  build_kube_apiserver
+fi
+
+log "kube-apiserver $(kube_apiserver_version), etcd $(etcd_version) ready in ${ASSETS}"
+echo "${ASSETS}"

@@ -1,0 +1,545 @@
+package katalog
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "operatorBox", "reconciler", "conversion"}
+
+func (d *decoder) crdEntry(k *Katalog, name string, nameNode, body *yaml.Node, listForm bool, dir string, crds map[string]*CRD) {
+	d.entry = name
+	defer func() { d.entry = "" }()
+	if prev := k.Entry(name); prev != nil {
+		d.errorf(nameNode, "", "duplicate CRD entry %q (first declared at %s); entry names must be unique", name, prev.Pos)
+		return
+	}
+	keys := entryKeys
+	if !listForm {
+		keys = entryKeys[1:]
+	}
+	o := d.mapping(body, "", keys, unimplementedEntry)
+	e := &CRDEntry{Name: name, Pos: d.pos(nameNode), Enabled: true, Workers: 1}
+	if o.has("enabled") {
+		e.Enabled = d.boolean(o["enabled"].value, "enabled")
+	}
+	e.Description = d.str(o["description"].value, "description")
+	if o.has("workers") {
+		if w, ok := d.integer(o["workers"].value, "workers"); ok {
+			if w < 1 {
+				d.errorf(o["workers"].value, "workers", "workers must be at least 1, got %d", w)
+			} else {
+				e.Workers = w
+			}
+		}
+	}
+	if o.has("resync") {
+		r, err := ParseDuration(d.str(o["resync"].value, "resync"))
+		if err != nil {
+			d.errorf(o["resync"].value, "resync", "%v", err)
+		}
+		e.Resync = r
+	}
+	d.apiTypes(e, o["apiTypes"], body)
+	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
+		p := resolvePath(dir, f)
+		if _, err := os.Stat(p); err != nil {
+			d.errorf(resolve(o["crFiles"].value).Content[i], fmt.Sprintf("crFiles[%d]", i), "sample object file %s not found (paths are relative to the katalog's directory)", f)
+			continue
+		}
+		e.CRFiles = append(e.CRFiles, p)
+	}
+
+	if !o.has("crdFile") {
+		d.errorf(orNode(nameNode, body), "crdFile", "crdFile is missing: every entry names the CRD manifest whose schema types its expressions (path relative to the katalog)")
+	} else {
+		f := o["crdFile"]
+		e.CRDFile = resolvePath(dir, d.str(f.value, "crdFile"))
+		e.CRDFilePos = d.pos(f.value)
+		crd, err := loadCRD(e.CRDFile, e.APITypes, crds)
+		if err != nil {
+			d.errorf(f.value, "crdFile", "%v", err)
+		} else {
+			e.CRD = crd
+			d.checkAPITypes(e, o["apiTypes"].value)
+		}
+	}
+
+	box, boxKey := o["operatorBox"], "operatorBox"
+	if o.has("reconciler") {
+		if o.has("operatorBox") {
+			d.errorf(o["reconciler"].key, "reconciler", "both operatorBox and its older name reconciler are set; keep operatorBox")
+		} else {
+			box, boxKey = o["reconciler"], "reconciler"
+		}
+	}
+	if box.value != nil {
+		e.Box = d.operatorBox(box.value, boxKey)
+	}
+	if o.has("conversion") {
+		e.Conversion = d.conversion(o["conversion"].value)
+	}
+	k.CRDs = append(k.CRDs, e)
+}
+
+func resolvePath(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func (d *decoder) apiTypes(e *CRDEntry, f field, body *yaml.Node) {
+	if f.value == nil {
+		d.errorf(body, "apiTypes", "apiTypes is missing; give group, version, kind and plural of the custom resource")
+		return
+	}
+	o := d.mapping(f.value, "apiTypes", []string{"group", "version", "kind", "plural", "singular", "shortNames", "listKind", "scope", "namespaced", "categories"}, nil)
+	e.APITypes = APITypes{
+		Group:   d.str(o["group"].value, "apiTypes.group"),
+		Version: d.str(o["version"].value, "apiTypes.version"),
+		Kind:    d.str(o["kind"].value, "apiTypes.kind"),
+		Plural:  d.str(o["plural"].value, "apiTypes.plural"),
+		Pos:     d.pos(resolve(f.value)),
+	}
+	for _, req := range []string{"group", "version", "kind"} {
+		if !o.has(req) {
+			d.errorf(f.value, "apiTypes."+req, "apiTypes.%s is missing", req)
+		}
+	}
+}
+
+// checkAPITypes compares apiTypes with the CRD manifest and fills plural.
+func (d *decoder) checkAPITypes(e *CRDEntry, n *yaml.Node) {
+	spec := e.CRD.Object.Spec
+	at := &e.APITypes
+	if at.Group != "" && at.Group != spec.Group {
+		d.errorf(n, "apiTypes.group", "group %q does not match the CRD's group %q in %s", at.Group, spec.Group, e.CRDFile)
+	}
+	if at.Kind != "" && at.Kind != spec.Names.Kind {
+		d.errorf(n, "apiTypes.kind", "kind %q does not match the CRD's kind %q in %s", at.Kind, spec.Names.Kind, e.CRDFile)
+	}
+	if at.Plural == "" {
+		at.Plural = spec.Names.Plural
+	} else if at.Plural != spec.Names.Plural {
+		d.errorf(n, "apiTypes.plural", "plural %q does not match the CRD's plural %q in %s", at.Plural, spec.Names.Plural, e.CRDFile)
+	}
+	if at.Version != "" && e.CRD.Schemas[at.Version] == nil {
+		if !e.CRD.Serves(at.Version) {
+			d.errorf(n, "apiTypes.version", "the CRD %s has no served version %q; it serves %s", e.CRD.Object.Name, at.Version, strings.Join(e.CRD.Served, ", "))
+		} else {
+			d.errorf(n, "apiTypes.version", "version %q of CRD %s has no openAPIV3Schema; Orkestra types every expression against it", at.Version, e.CRD.Object.Name)
+		}
+	}
+}
+
+var boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status"}
+
+func (d *decoder) operatorBox(n *yaml.Node, path string) *OperatorBox {
+	o := d.mapping(n, path, boxKeys, unimplementedBox)
+	box := &OperatorBox{Pos: d.pos(resolve(n)), Hooks: map[string]*Hook{}}
+	box.Default = d.boolean(o["default"].value, path+".default")
+	box.Finalizers = d.strList(o["finalizers"].value, path+".finalizers")
+	for _, h := range Hooks {
+		if f, ok := o[h]; ok {
+			box.Hooks[h] = d.hook(h, f.value, path+"."+h)
+		}
+	}
+	if f, ok := o["status"]; ok {
+		box.Status = d.status(f.value, path+".status")
+	}
+	return box
+}
+
+func kindKeys() []string {
+	keys := make([]string, 0, len(ResourceKinds))
+	for k := range ResourceKinds {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (d *decoder) hook(name string, n *yaml.Node, path string) *Hook {
+	h := &Hook{Name: name, Pos: d.pos(resolve(n))}
+	o := d.mapping(n, path, kindKeys(), unimplementedKinds)
+	// Resources are kept in apply order so that what a workload mounts exists before it.
+	for _, kind := range ApplyOrder {
+		f, ok := o[kind]
+		if !ok {
+			continue
+		}
+		list := resolve(f.value)
+		if list == nil || isNull(list) {
+			continue
+		}
+		if list.Kind != yaml.SequenceNode {
+			d.errorf(list, path+"."+kind, "must be a list of %s, got %s", kind, describe(list))
+			continue
+		}
+		for i, item := range list.Content {
+			if r := d.resource(name, kind, i, item, fmt.Sprintf("%s.%s[%d]", path, kind, i)); r != nil {
+				h.Resources = append(h.Resources, r)
+			}
+		}
+	}
+	return h
+}
+
+func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path string) *Resource {
+	spec := ResourceKinds[kind]
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "a %s entry must be a map of fields, got %s", kind, describe(orNode(n, &yaml.Node{})))
+		return nil
+	}
+	r := &Resource{Kind: kind, Hook: hook, Index: index, Pos: d.pos(n), Fields: &Value{Kind: MapValue, Pos: d.pos(n), Node: n}}
+	known := append(spec.FieldNames(), ControlKeys...)
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := k.Value
+		fpath := join(path, key)
+		if line, dup := seen[key]; dup {
+			d.errorf(k, fpath, "duplicate key %q (first at line %d); remove one", key, line)
+			continue
+		}
+		seen[key] = k.Line
+		switch key {
+		case "when":
+			r.When = d.when(v, fpath)
+		case "or", "anyOf":
+			if r.Or != nil {
+				d.errorf(k, fpath, "both or and its older name anyOf are set; keep or")
+			}
+			r.Or = d.when(v, fpath)
+		case "reconcile":
+			r.Reconcile = d.boolean(v, fpath)
+		case "once":
+			r.Once = d.boolean(v, fpath)
+			if r.Once && kind != "secrets" {
+				d.errorf(k, fpath, "once: true applies to secrets only (a generated value frozen after creation)")
+			}
+		case "rotateAfter":
+			dur, err := ParseDuration(d.str(v, fpath))
+			if err != nil {
+				d.errorf(v, fpath, "%v", err)
+			}
+			r.RotateAfter, r.RotateAfterPos = dur, d.pos(v)
+		default:
+			if _, ok := spec.Fields[key]; !ok && !spec.Open {
+				if contains(unimplementedResourceKeys, key) {
+					d.warnf(k, fpath, "%q is part of the original katalog format but not implemented by this runtime; it is ignored", key)
+					continue
+				}
+				d.errorf(k, fpath, "unknown field %q for %s%s", key, kind, didYouMeanOrList(key, known))
+				continue
+			}
+			val := d.value(v, fpath)
+			if key == "labels" || key == "annotations" || key == "podLabels" || key == "podAnnotations" || key == "nodeSelector" {
+				val = d.keyValueList(val, fpath)
+			}
+			r.Fields.Map = append(r.Fields.Map, &MapEntry{Key: key, KeyPos: d.pos(k), Value: val})
+		}
+	}
+	if r.RotateAfter > 0 && !r.Once {
+		d.errorf(n, path+".rotateAfter", "rotateAfter needs once: true (only generated secrets rotate)")
+	}
+	for _, req := range spec.Required {
+		if r.Fields.Get(req) == nil {
+			d.errorf(n, path, "%s needs %q", kind, req)
+		}
+	}
+	return r
+}
+
+// keyValueList normalises the older `- key: k / value: v` label list into a map.
+func (d *decoder) keyValueList(v *Value, path string) *Value {
+	if v.Kind != ListValue {
+		return v
+	}
+	out := &Value{Kind: MapValue, Pos: v.Pos, Node: v.Node}
+	for i, item := range v.List {
+		ipath := fmt.Sprintf("%s[%d]", path, i)
+		if item.Kind != MapValue {
+			d.errorf(item.Node, ipath, "a list of labels needs `- key: … / value: …` entries")
+			continue
+		}
+		key, val := item.Get("key"), item.Get("value")
+		for _, e := range item.Map {
+			if e.Key != "key" && e.Key != "value" {
+				d.errorf(item.Node, ipath+"."+e.Key, "unknown key %q in a key/value entry%s", e.Key, DidYouMean(e.Key, []string{"key", "value"}))
+			}
+		}
+		if key == nil || key.Kind != StringValue && key.Kind != IntValue && key.Kind != BoolValue {
+			d.errorf(item.Node, ipath, "a key/value entry needs a scalar `key:`")
+			continue
+		}
+		if val == nil {
+			val = &Value{Kind: StringValue, Scalar: "", Pos: item.Pos}
+		}
+		out.Map = append(out.Map, &MapEntry{Key: key.Str, KeyPos: key.Pos, Value: val})
+	}
+	return out
+}
+
+// when decodes `when:`/`or:`: a CEL string, or a list of CEL strings and
+// legacy structured conditions.
+func (d *decoder) when(n *yaml.Node, path string) *When {
+	n = resolve(n)
+	w := &When{Pos: d.pos(n)}
+	if n == nil || isNull(n) {
+		return w
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		w.Exprs = append(w.Exprs, d.value(n, path))
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			ipath := fmt.Sprintf("%s[%d]", path, i)
+			item = resolve(item)
+			switch {
+			case item == nil:
+			case item.Kind == yaml.ScalarNode:
+				w.Exprs = append(w.Exprs, d.value(item, ipath))
+			case item.Kind == yaml.MappingNode:
+				if c := d.condition(item, ipath); c != nil {
+					w.Conditions = append(w.Conditions, c)
+				}
+			default:
+				d.errorf(item, ipath, "a condition is a CEL string or a `- field: … / equals: …` map, got %s", describe(item))
+			}
+		}
+	case yaml.MappingNode:
+		if c := d.condition(n, path); c != nil {
+			w.Conditions = append(w.Conditions, c)
+		}
+	default:
+		d.errorf(n, path, "when takes a CEL string or a list of conditions")
+	}
+	return w
+}
+
+// ConditionOperators are the structured-condition operators with their
+// aliases resolved to canonical names.
+var ConditionOperators = map[string]string{
+	"equals": "equals", "notEquals": "notEquals",
+	"contains": "contains", "notContains": "notContains",
+	"prefix": "prefix", "notPrefix": "notPrefix",
+	"suffix": "suffix", "notSuffix": "notSuffix",
+	"regex": "regex", "exists": "exists", "notExists": "notExists",
+	"gt": "gt", "greaterThan": "gt", "lt": "lt", "lessThan": "lt",
+	"gte": "gte", "min": "gte", "lte": "lte", "max": "lte",
+	"between": "between", "notBetween": "notBetween",
+	"in": "in", "notIn": "notIn",
+}
+
+func operatorNames() []string {
+	names := make([]string, 0, len(ConditionOperators))
+	for k := range ConditionOperators {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (d *decoder) condition(n *yaml.Node, path string) *Condition {
+	known := append([]string{"field", "operator", "value", "negate"}, operatorNames()...)
+	o := d.mapping(n, path, known, []string{"time", "dayOfWeek", "cron", "typeOf"})
+	c := &Condition{Pos: d.pos(n)}
+	if !o.has("field") {
+		d.errorf(n, path, "a structured condition needs `field:` (a dot path such as spec.tier)")
+		return nil
+	}
+	c.Field, c.FieldPos = d.str(o["field"].value, path+".field"), d.pos(o["field"].value)
+	c.Negate = d.boolean(o["negate"].value, path+".negate")
+	var ops []string
+	for k := range o {
+		if _, ok := ConditionOperators[k]; ok {
+			ops = append(ops, k)
+		}
+	}
+	sort.Strings(ops)
+	switch {
+	case o.has("operator"):
+		if len(ops) > 0 {
+			d.errorf(n, path, "use either operator:/value: or the short form %s:, not both", ops[0])
+			return nil
+		}
+		op := d.str(o["operator"].value, path+".operator")
+		canon, ok := ConditionOperators[op]
+		if !ok {
+			d.errorf(o["operator"].value, path+".operator", "unknown operator %q%s", op, didYouMeanOrList(op, operatorNames()))
+			return nil
+		}
+		c.Operator = canon
+		c.Value, c.ValuePos = d.operand(o["value"].value, path+".value"), d.pos(o["value"].value)
+	case len(ops) == 1:
+		c.Operator = ConditionOperators[ops[0]]
+		c.Value, c.ValuePos = d.operand(o[ops[0]].value, path+"."+ops[0]), d.pos(o[ops[0]].value)
+	case len(ops) == 0:
+		d.errorf(n, path, "the condition on %s has no operator; add one of equals, notEquals, in, exists, gt, … or operator:/value:", c.Field)
+		return nil
+	default:
+		d.errorf(n, path, "the condition on %s has several operators (%s); write one condition per operator", c.Field, strings.Join(ops, ", "))
+		return nil
+	}
+	return c
+}
+
+// operand stringifies a condition operand the way the original engine
+// compared it: a list becomes its comma-joined items.
+func (d *decoder) operand(n *yaml.Node, path string) string {
+	n = resolve(n)
+	if n == nil || isNull(n) {
+		return ""
+	}
+	if n.Kind == yaml.SequenceNode {
+		return strings.Join(d.strList(n, path), ",")
+	}
+	return d.str(n, path)
+}
+
+func (d *decoder) status(n *yaml.Node, path string) *Status {
+	o := d.mapping(n, path, []string{"fields"}, []string{"conditions", "children"})
+	s := &Status{Pos: d.pos(resolve(n))}
+	list := resolve(o["fields"].value)
+	if list == nil || isNull(list) {
+		return s
+	}
+	if list.Kind != yaml.SequenceNode {
+		d.errorf(list, path+".fields", "must be a list of `- path: … / value: …` entries")
+		return s
+	}
+	seen := map[string]Pos{}
+	for i, item := range list.Content {
+		ipath := fmt.Sprintf("%s.fields[%d]", path, i)
+		fo := d.mapping(item, ipath, []string{"path", "value", "type", "when"}, []string{"clearOnFalse"})
+		f := &StatusField{Pos: d.pos(resolve(item))}
+		f.Path = strings.TrimPrefix(d.str(fo["path"].value, ipath+".path"), "status.")
+		if f.Path == "" {
+			d.errorf(item, ipath, "a status field needs `path:` (relative to status, e.g. phase)")
+			continue
+		}
+		if p, dup := seen[f.Path]; dup {
+			d.errorf(fo["path"].value, ipath+".path", "status field %q is already set at %s", f.Path, p)
+			continue
+		}
+		seen[f.Path] = f.Pos
+		if !fo.has("value") {
+			d.errorf(item, ipath, "a status field needs `value:`")
+			continue
+		}
+		f.Value = d.value(fo["value"].value, ipath+".value")
+		f.Type = d.str(fo["type"].value, ipath+".type")
+		if f.Type != "" && !contains([]string{"string", "int", "float", "bool", "auto"}, f.Type) {
+			d.errorf(fo["type"].value, ipath+".type", "type must be string, int, float, bool or auto, got %q", f.Type)
+		}
+		if fo.has("when") {
+			f.When = d.when(fo["when"].value, ipath+".when")
+		}
+		s.Fields = append(s.Fields, f)
+	}
+	return s
+}
+
+func (d *decoder) conversion(n *yaml.Node) *Conversion {
+	o := d.mapping(n, "conversion", []string{"storageVersion", "paths"}, []string{"updateCRD", "participant", "enabled"})
+	c := &Conversion{Pos: d.pos(resolve(n))}
+	c.StorageVersion, c.StoragePos = d.str(o["storageVersion"].value, "conversion.storageVersion"), d.pos(o["storageVersion"].value)
+	if !o.has("storageVersion") {
+		d.errorf(n, "conversion.storageVersion", "conversion.storageVersion is missing; name the CRD's storage version")
+	}
+	list := resolve(o["paths"].value)
+	if list == nil || isNull(list) {
+		return c
+	}
+	if list.Kind != yaml.SequenceNode {
+		d.errorf(list, "conversion.paths", "must be a list of `- from: … / to: …` paths")
+		return c
+	}
+	for i, item := range list.Content {
+		ipath := fmt.Sprintf("conversion.paths[%d]", i)
+		po := d.mapping(item, ipath, []string{"from", "to", "spec", "status", "metadata"}, nil)
+		p := &ConversionPath{Pos: d.pos(resolve(item)), Index: i}
+		p.From, p.FromPos = d.str(po["from"].value, ipath+".from"), d.pos(po["from"].value)
+		p.To, p.ToPos = d.str(po["to"].value, ipath+".to"), d.pos(po["to"].value)
+		if p.From == "" || p.To == "" {
+			d.errorf(item, ipath, "a conversion path needs both from: and to: versions")
+			continue
+		}
+		if strings.Contains(p.From, "/") || strings.Contains(p.To, "/") {
+			d.errorf(item, ipath, "from and to are bare versions (v1alpha1), not group/version")
+			continue
+		}
+		if p.From == p.To {
+			d.errorf(po["to"].value, ipath+".to", "a path from %s to itself is not needed: same-version conversion returns the object unchanged", p.From)
+			continue
+		}
+		if f, ok := po["spec"]; ok {
+			p.Spec = d.value(f.value, ipath+".spec")
+		}
+		if f, ok := po["status"]; ok {
+			p.Status = d.value(f.value, ipath+".status")
+		}
+		if f, ok := po["metadata"]; ok {
+			mo := d.mapping(f.value, ipath+".metadata", []string{"labels", "annotations"}, nil)
+			if lf, ok := mo["labels"]; ok {
+				p.Labels = d.value(lf.value, ipath+".metadata.labels")
+			}
+			if af, ok := mo["annotations"]; ok {
+				p.Annotations = d.value(af.value, ipath+".metadata.annotations")
+			}
+		}
+		c.Paths = append(c.Paths, p)
+	}
+	return c
+}
+
+// checkConversions validates conversion blocks against the CRD manifests,
+// across entries: versions served, one path per pair, the storage version,
+// one conversion block per CRD.
+func checkConversions(k *Katalog, diags *Diagnostics) {
+	owner := map[*CRD]*CRDEntry{}
+	for _, e := range k.CRDs {
+		if e.Conversion == nil || e.CRD == nil {
+			continue
+		}
+		c := e.Conversion
+		add := func(p Pos, field, format string, args ...any) {
+			*diags = append(*diags, Diagnostic{Pos: p, Entry: e.Name, Field: field, Message: fmt.Sprintf(format, args...)})
+		}
+		if prev, ok := owner[e.CRD]; ok {
+			add(c.Pos, "conversion", "the CRD %s already has a conversion block in entry %q (%s); declare all its paths in one entry", e.CRD.Object.Name, prev.Name, prev.Conversion.Pos)
+			continue
+		}
+		owner[e.CRD] = e
+		if c.StorageVersion != "" && c.StorageVersion != e.CRD.StorageVersion {
+			add(c.StoragePos, "conversion.storageVersion", "storageVersion %q is not the storage version of CRD %s, which stores %q; make them agree", c.StorageVersion, e.CRD.Object.Name, e.CRD.StorageVersion)
+		}
+		seen := map[[2]string]*ConversionPath{}
+		for _, p := range c.Paths {
+			field := fmt.Sprintf("conversion.paths[%d]", p.Index)
+			for _, v := range []struct {
+				name string
+				pos  Pos
+				key  string
+			}{{p.From, p.FromPos, "from"}, {p.To, p.ToPos, "to"}} {
+				if !e.CRD.Serves(v.name) {
+					add(v.pos, field+"."+v.key, "version %q is not served by CRD %s (served: %s)%s", v.name, e.CRD.Object.Name, strings.Join(e.CRD.Served, ", "), DidYouMean(v.name, e.CRD.Served))
+				}
+			}
+			key := [2]string{p.From, p.To}
+			if prev, dup := seen[key]; dup {
+				add(p.Pos, field, "a second path from %s to %s; the first is at %s — merge them", p.From, p.To, prev.Pos)
+				continue
+			}
+			seen[key] = p
+		}
+	}
+}
