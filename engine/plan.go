@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"time"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// Plan is a compiled katalog: immutable once built, safe for concurrent use.
+type Plan struct {
+	Katalog *katalog.Katalog
+	// Entries in katalog order.
+	Entries []*Entry
+	// Conversions by the CRD's group and kind.
+	Conversions map[schema.GroupKind]*Conversion
+	Stats       Stats
+}
+
+// Stats counts what a plan compiled, for `check`'s summary.
+type Stats struct {
+	Entries     int
+	Expressions int
+	Paths       int
+}
+
+// Entry returns the entry named name, or nil.
+func (p *Plan) Entry(name string) *Entry {
+	for _, e := range p.Entries {
+		if e.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// Entry is one compiled CRD version entry.
+type Entry struct {
+	Name   string
+	Source *katalog.CRDEntry
+	GVK    schema.GroupVersionKind
+	GVR    schema.GroupVersionResource
+	// Namespaced is the CRD's scope.
+	Namespaced bool
+	Enabled    bool
+	Workers    int
+	Resync     time.Duration
+	// Reconciles is true for the entry that reconciles objects of its CRD:
+	// the one at the storage version when several entries serve one CRD.
+	// The others only watch (resource count, conversion stats).
+	Reconciles bool
+	// Schema of the entry's version.
+	Schema *structuralschema.Structural
+	// Hooks by name (katalog.OnCreate, …); resources in apply order.
+	Hooks      map[string][]*Resource
+	Status     []*StatusField
+	Finalizers []string
+	// HasBox is false when the entry declares no operatorBox.
+	HasBox bool
+}
+
+// Resource is one compiled child declaration.
+type Resource struct {
+	Source *katalog.Resource
+	Kind   *katalog.KindSpec
+	Hook   string
+	// Fields is a map node of the simplified fields; name is always present
+	// (defaulted to `<cr>-<suffix>` when the katalog omits it).
+	Fields *Node
+	// When is nil when the resource has no condition.
+	When        Condition
+	Reconcile   bool
+	Once        bool
+	RotateAfter time.Duration
+}
+
+// StatusField sets status.<Path>.
+type StatusField struct {
+	Source *katalog.StatusField
+	// Path split on dots, relative to status.
+	Path  []string
+	Value *Node
+	When  Condition
+}
+
+// Conversion is the compiled conversion of one CRD.
+type Conversion struct {
+	GroupKind      schema.GroupKind
+	CRD            *katalog.CRD
+	Entry          string
+	StorageVersion string
+	// Served versions and their schemas.
+	Versions []string
+	Schemas  map[string]*structuralschema.Structural
+	// Paths by [from, to].
+	Paths map[[2]string]*Path
+}
+
+// Path is one compiled conversion path.
+type Path struct {
+	Source              *katalog.ConversionPath
+	From, To            string
+	Spec, Status        *Node // nil when the path does not map them
+	Labels, Annotations *Node
+}
+
+// Route returns the paths that convert from → to: the direct path, or the two
+// paths through the storage version. ok is false when neither exists.
+func (c *Conversion) Route(from, to string) (route []*Path, ok bool) {
+	if p := c.Paths[[2]string{from, to}]; p != nil {
+		return []*Path{p}, true
+	}
+	a, b := c.Paths[[2]string{from, c.StorageVersion}], c.Paths[[2]string{c.StorageVersion, to}]
+	if a != nil && b != nil {
+		return []*Path{a, b}, true
+	}
+	return nil, false
+}
