@@ -1,0 +1,486 @@
+// Package conversion executes a plan's conversion paths on objects: the
+// semantics behind `orkestra convert` and the /convert webhook.
+//
+// A path replaces spec (and status, when it maps status) with its evaluated
+// output, merges the labels and annotations it maps, and leaves every other
+// part of the object alone; apiVersion becomes the target. Where no direct
+// path exists the object goes through the storage version. Round trips are
+// lossless: what the target version cannot hold travels in one annotation
+// (StashAnnotation) and is restored when the object converts back, filling
+// only fields the path sets to a literal or leaves unset.
+package conversion
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/orkestra-cel/engine"
+)
+
+// StashAnnotation holds, per version, what a conversion could not carry:
+// JSON {"<version>": {"set": {...}, "unset": [[path…]…]}}.
+const StashAnnotation = "conversion.orkestra.orkspace.io/stash"
+
+// DefaultMaxStashBytes bounds the stash annotation (the API server allows
+// 256 KiB for all annotations together).
+const DefaultMaxStashBytes = 64 << 10
+
+// Options tune the converter.
+type Options struct {
+	// MaxStashBytes bounds the stash annotation; 0 means DefaultMaxStashBytes.
+	MaxStashBytes int
+}
+
+// Converter converts objects of the CRDs a plan declares conversion for. It
+// is immutable and safe for concurrent use.
+type Converter struct {
+	plan *engine.Plan
+	opts Options
+}
+
+// New returns a converter over plan.
+func New(plan *engine.Plan, opts Options) *Converter {
+	if opts.MaxStashBytes <= 0 {
+		opts.MaxStashBytes = DefaultMaxStashBytes
+	}
+	return &Converter{plan: plan, opts: opts}
+}
+
+// Handles reports whether the converter knows the group/kind.
+func (c *Converter) Handles(gk schema.GroupKind) bool {
+	_, ok := c.plan.Conversions[gk]
+	return ok
+}
+
+// Error is a failed conversion: it names the object, the path and, when an
+// expression failed, the field and the expression.
+type Error struct {
+	Object   string // kind namespace/name
+	From, To string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	path := ""
+	if e.From != "" {
+		path = fmt.Sprintf(" from %s to %s", e.From, e.To)
+	}
+	return fmt.Sprintf("converting %s%s: %v", e.Object, path, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func describe(obj *unstructured.Unstructured) string {
+	name := obj.GetName()
+	if ns := obj.GetNamespace(); ns != "" {
+		name = ns + "/" + name
+	}
+	if name == "" {
+		name = "<unnamed>"
+	}
+	return obj.GetKind() + " " + name
+}
+
+// Convert converts obj to desiredAPIVersion (group/version). The input is not
+// modified. The same version returns obj unchanged.
+func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion string) (*unstructured.Unstructured, error) {
+	fail := func(from, to string, err error) (*unstructured.Unstructured, error) {
+		return nil, &Error{Object: describe(obj), From: from, To: to, Err: err}
+	}
+	srcGV, err := schema.ParseGroupVersion(obj.GetAPIVersion())
+	if err != nil || srcGV.Version == "" {
+		return fail("", "", fmt.Errorf("apiVersion %q is not group/version", obj.GetAPIVersion()))
+	}
+	dstGV, err := schema.ParseGroupVersion(desiredAPIVersion)
+	if err != nil || dstGV.Version == "" {
+		return fail("", "", fmt.Errorf("desired apiVersion %q is not group/version", desiredAPIVersion))
+	}
+	if srcGV.Group != dstGV.Group {
+		return fail(srcGV.Version, dstGV.Version, fmt.Errorf("cannot convert between groups %q and %q", srcGV.Group, dstGV.Group))
+	}
+	gk := schema.GroupKind{Group: srcGV.Group, Kind: obj.GetKind()}
+	conv := c.plan.Conversions[gk]
+	if conv == nil {
+		return fail(srcGV.Version, dstGV.Version, fmt.Errorf("the katalog declares no conversion for %s; add a conversion block to its entry", gk))
+	}
+	from, to := srcGV.Version, dstGV.Version
+	if from == to {
+		return obj, nil
+	}
+	for _, v := range []string{from, to} {
+		if conv.Schemas[v] == nil {
+			return fail(from, to, fmt.Errorf("version %q is not served by CRD %s (served: %s)", v, conv.CRD.Object.Name, strings.Join(conv.Versions, ", ")))
+		}
+	}
+	out, last, err := c.route(conv, obj.Object, from, to)
+	if err != nil {
+		return fail(from, to, err)
+	}
+	// What the original cannot get back from the converted object travels in
+	// the stash; what an earlier conversion stashed for `to` comes back.
+	stash, err := readStash(obj.Object)
+	if err != nil {
+		return fail(from, to, err)
+	}
+	if own, ok := stash[to]; ok {
+		restore(out, own, last)
+		delete(stash, to)
+	}
+	back, _, err := c.route(conv, withoutStash(out), to, from)
+	if err != nil {
+		return fail(from, to, fmt.Errorf("checking the way back from %s: %w", to, err))
+	}
+	if d := diff(withoutStash(obj.Object), back); !d.empty() {
+		stash[from] = d
+	} else {
+		delete(stash, from)
+	}
+	if err := writeStash(out, stash, c.opts.MaxStashBytes); err != nil {
+		return fail(from, to, err)
+	}
+	return &unstructured.Unstructured{Object: out}, nil
+}
+
+// route applies the paths from → to on a copy of obj and returns the result
+// and the last path applied.
+func (c *Converter) route(conv *engine.Conversion, obj map[string]any, from, to string) (map[string]any, *engine.Path, error) {
+	paths, ok := conv.Route(from, to)
+	if !ok {
+		return nil, nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", from, to, conv.StorageVersion)
+	}
+	cur := obj
+	for _, p := range paths {
+		next, err := apply(conv, p, cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		cur = next
+	}
+	return cur, paths[len(paths)-1], nil
+}
+
+// apply runs one path: a new object whose spec/status are the path's output
+// (or the source's, passed through), with apiVersion set to the target.
+func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[string]any, error) {
+	scope := engine.NewScope(src)
+	out := make(map[string]any, len(src))
+	for k, v := range src {
+		out[k] = v // shallow: replaced parts get new values, the rest is shared read-only
+	}
+	out["apiVersion"] = conv.GroupKind.Group + "/" + p.To
+	hop := fmt.Sprintf("(path %s→%s) ", p.From, p.To)
+	if p.Spec != nil {
+		v, ok, err := p.Spec.Eval(scope)
+		if err != nil {
+			return nil, fmt.Errorf("%s%w", hop, err)
+		}
+		setOrDelete(out, "spec", v, ok)
+	}
+	target := conv.Schemas[p.To]
+	if p.Status != nil {
+		v, ok, err := p.Status.Eval(scope)
+		if err != nil {
+			return nil, fmt.Errorf("%s%w", hop, err)
+		}
+		setOrDelete(out, "status", v, ok)
+	} else if st, ok := src["status"]; ok {
+		// Status passes through, minus what the target's schema cannot hold.
+		out["status"] = prunedCopy(st, target.Properties["status"])
+	}
+	if p.Labels != nil || p.Annotations != nil {
+		meta, _ := src["metadata"].(map[string]any)
+		newMeta := make(map[string]any, len(meta))
+		for k, v := range meta {
+			newMeta[k] = v
+		}
+		for _, m := range []struct {
+			key  string
+			node *engine.Node
+		}{{"labels", p.Labels}, {"annotations", p.Annotations}} {
+			if m.node == nil {
+				continue
+			}
+			v, _, err := m.node.Eval(scope)
+			if err != nil {
+				return nil, fmt.Errorf("%s%w", hop, err)
+			}
+			merged := map[string]any{}
+			if old, ok := newMeta[m.key].(map[string]any); ok {
+				for k, x := range old {
+					merged[k] = x
+				}
+			}
+			if set, ok := v.(map[string]any); ok {
+				for k, x := range set {
+					merged[k] = x
+				}
+			}
+			newMeta[m.key] = merged
+		}
+		out["metadata"] = newMeta
+	}
+	return out, nil
+}
+
+func setOrDelete(m map[string]any, key string, v any, present bool) {
+	if present && v != nil {
+		m[key] = v
+	} else {
+		delete(m, key)
+	}
+}
+
+func prunedCopy(v any, s structuralschema.Structural) any {
+	cp := deepCopy(v)
+	pruning.Prune(cp, &s, false)
+	return cp
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopy(e)
+		}
+		return l
+	}
+	return v
+}
+
+// stashEntry is what one version lost: values to set back and paths to
+// remove (fields the way back adds that the original did not have).
+type stashEntry struct {
+	Set   map[string]any `json:"set,omitempty"`
+	Unset [][]string     `json:"unset,omitempty"`
+}
+
+func (s *stashEntry) empty() bool { return len(s.Set) == 0 && len(s.Unset) == 0 }
+
+// diff records how to turn back into orig, over spec and status.
+func diff(orig, back map[string]any) *stashEntry {
+	d := &stashEntry{Set: map[string]any{}}
+	for _, top := range []string{"spec", "status"} {
+		diffValue(d, []string{top}, orig[top], back[top], hasKey(orig, top), hasKey(back, top))
+	}
+	return d
+}
+
+func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
+
+func diffValue(d *stashEntry, path []string, a, b any, hasA, hasB bool) {
+	switch {
+	case !hasA && !hasB:
+		return
+	case !hasA:
+		d.Unset = append(d.Unset, append([]string(nil), path...))
+		return
+	case !hasB:
+		setPath(d.Set, path, a)
+		return
+	}
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := make([]string, 0, len(am)+len(bm))
+		for k := range am {
+			keys = append(keys, k)
+		}
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			av, ha := am[k]
+			bv, hb := bm[k]
+			diffValue(d, append(path, k), av, bv, ha, hb)
+		}
+		return
+	}
+	if !equal(a, b) {
+		setPath(d.Set, path, a)
+	}
+}
+
+// equal compares JSON values, treating int64 and whole float64 alike.
+func equal(a, b any) bool {
+	switch x := a.(type) {
+	case int64:
+		if y, ok := b.(float64); ok {
+			return float64(x) == y
+		}
+	case float64:
+		if y, ok := b.(int64); ok {
+			return x == float64(y)
+		}
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func setPath(m map[string]any, path []string, v any) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = deepCopy(v)
+}
+
+// restore applies a stash to a converted object. A field the last path
+// computes from self keeps its computed value; literal and unset fields take
+// the stashed one.
+func restore(obj map[string]any, s *stashEntry, last *engine.Path) {
+	var walk func(path []string, v any)
+	walk = func(path []string, v any) {
+		if m, ok := v.(map[string]any); ok && len(m) > 0 {
+			for k, x := range m {
+				walk(append(path, k), x)
+			}
+			return
+		}
+		if computed(last, path) {
+			return
+		}
+		setIn(obj, path, deepCopy(v))
+	}
+	for k, v := range s.Set {
+		walk([]string{k}, v)
+	}
+	for _, p := range s.Unset {
+		if !computed(last, p) {
+			deleteIn(obj, p)
+		}
+	}
+}
+
+// computed reports whether the path's output at field path comes from an
+// expression (itself or an enclosing node).
+func computed(p *engine.Path, path []string) bool {
+	var n *engine.Node
+	switch path[0] {
+	case "spec":
+		n = p.Spec
+	case "status":
+		n = p.Status
+	}
+	for i := 1; n != nil; i++ {
+		if n.IsExpr() {
+			return true
+		}
+		if i >= len(path) || !n.IsMap() {
+			return false
+		}
+		n = n.Get(path[i])
+	}
+	return false
+}
+
+// setIn writes v at path, copying the maps along the way: converted objects
+// share unchanged subtrees with their source.
+func setIn(obj map[string]any, path []string, v any) {
+	m := obj
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		cp := make(map[string]any, len(next)+1)
+		if ok {
+			for kk, vv := range next {
+				cp[kk] = vv
+			}
+		}
+		m[k] = cp
+		m = cp
+	}
+	m[path[len(path)-1]] = v
+}
+
+func deleteIn(obj map[string]any, path []string) {
+	m := obj
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return
+		}
+		cp := make(map[string]any, len(next))
+		for kk, vv := range next {
+			cp[kk] = vv
+		}
+		m[k] = cp
+		m = cp
+	}
+	delete(m, path[len(path)-1])
+}
+
+func annotations(obj map[string]any) map[string]any {
+	meta, _ := obj["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	return ann
+}
+
+func readStash(obj map[string]any) (map[string]*stashEntry, error) {
+	out := map[string]*stashEntry{}
+	raw, ok := annotations(obj)[StashAnnotation].(string)
+	if !ok || raw == "" {
+		return out, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+		return nil, fmt.Errorf("annotation %s is not valid JSON (%v); remove it or restore it from the object's history", StashAnnotation, err)
+	}
+	return out, nil
+}
+
+// withoutStash returns obj without the stash annotation (shallow copies).
+func withoutStash(obj map[string]any) map[string]any {
+	ann := annotations(obj)
+	if _, ok := ann[StashAnnotation]; !ok {
+		return obj
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	deleteIn(out, []string{"metadata", "annotations", StashAnnotation})
+	if len(annotations(out)) == 0 {
+		deleteIn(out, []string{"metadata", "annotations"})
+	}
+	return out
+}
+
+func writeStash(obj map[string]any, stash map[string]*stashEntry, limit int) error {
+	if len(stash) == 0 {
+		if _, ok := annotations(obj)[StashAnnotation]; ok {
+			deleteIn(obj, []string{"metadata", "annotations", StashAnnotation})
+			if len(annotations(obj)) == 0 {
+				deleteIn(obj, []string{"metadata", "annotations"})
+			}
+		}
+		return nil
+	}
+	raw, err := json.Marshal(stash)
+	if err != nil {
+		return fmt.Errorf("encoding the round-trip annotation: %v", err)
+	}
+	if len(raw) > limit {
+		return fmt.Errorf("the fields the target version cannot hold need %d bytes in annotation %s, over the %d-byte limit; add them to the target schema or map them in the path", len(raw), StashAnnotation, limit)
+	}
+	setIn(obj, []string{"metadata", "annotations", StashAnnotation}, string(raw))
+	return nil
+}
