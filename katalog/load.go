@@ -122,6 +122,11 @@ func yamlError(path string, err error) Diagnostic {
 				msg = rest[j+2:]
 			}
 		}
+		// yaml.v3 numbers parser errors ("did not find expected …") from 0
+		// and scanner errors ("found …") from 1.
+		if strings.HasPrefix(msg, "did not find") {
+			line++
+		}
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
