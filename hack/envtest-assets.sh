@@ -18,14 +18,18 @@
 #   ENVTEST_ASSETS_FORCE=1   rebuild even if the cached binaries look right
 #   ENVTEST_ETCD=debian      skip the etcd source build and use Debian's
 #                            etcd-server package (what a failed build falls
-#                            back to anyway)
+#                            back to anyway). A Debian etcd, once in place,
+#                            is kept until ENVTEST_ASSETS_FORCE=1 or
+#                            bin/envtest/ is removed.
+#   GO=/path/to/go           Go toolchain to build with (default: go on PATH)
 set -euo pipefail
 
 # Pinned versions. Changing them means updating the nested go.mod files too:
 # the versions below are what the built binaries must report.
 readonly KUBE_VERSION=v1.37.1   # k8s.io/kubernetes in hack/tools/kube-apiserver/go.mod
 readonly ETCD_VERSION=3.7.2     # go.etcd.io/etcd/server/v3 in hack/tools/etcd/go.mod
-readonly ETCD_DEBIAN_PKG=etcd-server  # fallback only: Debian ships etcd 3.4
+readonly ETCD_DEBIAN_PKG=etcd-server            # fallback only: Debian 12 ships etcd 3.4
+readonly ETCD_DEBIAN_PKG_VERSION=3.4.23-4+b4     # tried first; else the current one
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 readonly ROOT
@@ -62,6 +66,10 @@ expected_etcd_version() {
 kube_apiserver_ok() { [[ "$(kube_apiserver_version)" == "${KUBE_VERSION}" ]]; }
 etcd_ok() {
   local want
+  # An explicit ENVTEST_ETCD=debian replaces a source-built etcd.
+  if [[ "${ENVTEST_ETCD:-}" == debian && ! -f "${ETCD_FALLBACK_MARKER}" ]]; then
+    return 1
+  fi
   want="$(expected_etcd_version)"
   [[ -n "${want}" && "$(etcd_version)" == "${want}" ]]
 }
@@ -84,8 +92,18 @@ if command -v flock >/dev/null 2>&1; then
   fi
 fi
 
+# The Go toolchain: $GO if set (the Makefile passes its own), else go on PATH,
+# else the standard install location of a fresh machine.
+GO_CMD=""
 require_go() {
-  command -v go >/dev/null 2>&1 || die "'go' is not on PATH. kube-apiserver (and etcd) for envtest are built from source with the Go toolchain (go 1.26 or newer, see hack/tools/*/go.mod). Install Go, put it on PATH and re-run ${BASH_SOURCE[0]}."
+  [[ -z "${GO_CMD}" ]] || return 0
+  if [[ -n "${GO:-}" ]]; then
+    GO_CMD="$(command -v "${GO}" 2>/dev/null)" || die "GO=${GO} is not an executable Go toolchain. Unset GO or point it at go 1.26 or newer."
+  elif ! GO_CMD="$(command -v go 2>/dev/null)"; then
+    [[ -x /usr/local/go/bin/go ]] ||
+      die "'go' is not on PATH (nor at /usr/local/go/bin/go). kube-apiserver and etcd for envtest are built from source with the Go toolchain (go 1.26 or newer, see hack/tools/*/go.mod). Install Go, put it on PATH (or set GO=/path/to/go) and re-run ${BASH_SOURCE[0]}."
+    GO_CMD=/usr/local/go/bin/go
+  fi
 }
 
 # Builds one Go package of a nested tools module into ASSETS/<name>.
@@ -98,7 +116,7 @@ go_build() {
   local tmp="${ASSETS}/.${name}.tmp.$$"
   if ! (cd "${module_dir}" &&
     GOWORK=off CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" \
-      go build -trimpath -ldflags "${ldflags}" -o "${tmp}" "${pkg}" >&2); then
+      "${GO_CMD}" build -trimpath -ldflags "${ldflags}" -o "${tmp}" "${pkg}" >&2); then
     rm -f "${tmp}"
     return 1
   fi
@@ -107,7 +125,7 @@ go_build() {
 
 build_kube_apiserver() {
   require_go
-  log "building kube-apiserver ${KUBE_VERSION} from source with $(go version | awk '{print $3}') (cold: ~4 min on 2 cores)..."
+  log "building kube-apiserver ${KUBE_VERSION} from source with $("${GO_CMD}" version | awk '{print $3}') (cold: ~5 min on 2 cores)..."
   # Without these -X flags the binary reports v0.0.0-master; kubernetes'
   # hack/lib/version.sh sets the same variables in both packages.
   local ldflags="-s -w" pkg minor
@@ -119,44 +137,60 @@ build_kube_apiserver() {
     ldflags+=" -X ${pkg}.gitTreeState=clean"
   done
   go_build "${TOOLS}/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "${ldflags}" ||
-    die "building kube-apiserver failed (see the go output above). It needs the Go module proxy (GOPROXY=$(go env GOPROXY)) to serve k8s.io/kubernetes ${KUBE_VERSION} and the k8s.io/* staging modules pinned in hack/tools/kube-apiserver/go.mod, and ~3 GiB free for the module and build caches."
+    die "building kube-apiserver failed (see the go output above). It needs the Go module proxy (GOPROXY=$("${GO_CMD}" env GOPROXY)) to serve k8s.io/kubernetes ${KUBE_VERSION} and the k8s.io/* staging modules pinned in hack/tools/kube-apiserver/go.mod, and ~3 GiB free for the module and build caches."
   kube_apiserver_ok ||
     die "built kube-apiserver reports '$(kube_apiserver_version)', expected ${KUBE_VERSION}; check the -X ldflags in $0 against k8s.io/component-base/version."
 }
 
 build_etcd() {
   require_go
-  log "building etcd ${ETCD_VERSION} from source (cold: ~30 s)..."
+  log "building etcd ${ETCD_VERSION} from source (cold: ~1 min)..."
   go_build "${TOOLS}/etcd" . etcd "-s -w" && rm -f "${ETCD_FALLBACK_MARKER}" && etcd_ok
 }
 
-# Fallback when etcd cannot be built: Debian's etcd-server (etcd 3.4), linked
-# into ASSETS. It is older than what kube-apiserver ${KUBE_VERSION} is tested
-# against but is enough for envtest's CRUD/watch use.
+# Fallback when etcd cannot be built: Debian's etcd-server (etcd 3.4). It is
+# older than what kube-apiserver ${KUBE_VERSION} is tested against but serves
+# envtest's CRUD/watch use. Only the .deb is downloaded and its binary copied:
+# `apt-get install` would also start etcd as a system service (its postinst
+# runs invoke-rc.d) and needs root. An already installed /usr/bin/etcd is
+# reused as is.
 etcd_from_debian() {
-  if [[ ! -x /usr/bin/etcd ]]; then
-    command -v apt-get >/dev/null 2>&1 ||
-      die "etcd could not be built and apt-get is not available to install Debian's ${ETCD_DEBIAN_PKG}. Fix the Go build of hack/tools/etcd or put an etcd binary at ${ASSETS}/etcd."
-    local sudo=()
-    if [[ "$(id -u)" != 0 ]]; then
-      command -v sudo >/dev/null 2>&1 ||
-        die "installing ${ETCD_DEBIAN_PKG} needs root; run 'apt-get install -y ${ETCD_DEBIAN_PKG}' as root and re-run."
-      sudo=(sudo -n)
+  local src=/usr/bin/etcd work=""
+  if [[ ! -x "${src}" ]]; then
+    if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-deb >/dev/null 2>&1; then
+      die "etcd could not be built and apt-get/dpkg-deb are not available to fetch Debian's ${ETCD_DEBIAN_PKG}. Fix the Go build of hack/tools/etcd, or put an etcd binary at ${ASSETS}/etcd and write its version into ${ETCD_FALLBACK_MARKER}."
     fi
-    log "installing Debian package ${ETCD_DEBIAN_PKG}..."
-    # policy-rc.d answer 101 = "do not start services": envtest starts its
-    # own etcd, a system-wide daemon on :2379 would only be in the way.
-    "${sudo[@]}" apt-get update -qq >&2 || true
-    if ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${ETCD_DEBIAN_PKG}" >&2; then
-      die "'apt-get install ${ETCD_DEBIAN_PKG}' failed; install it by hand (binary /usr/bin/etcd) and re-run."
+    work="$(mktemp -d)"
+    log "downloading Debian package ${ETCD_DEBIAN_PKG}=${ETCD_DEBIAN_PKG_VERSION}..."
+    if ! debian_download "${work}" "${ETCD_DEBIAN_PKG}=${ETCD_DEBIAN_PKG_VERSION}"; then
+      log "${ETCD_DEBIAN_PKG}=${ETCD_DEBIAN_PKG_VERSION} is not available; taking the current ${ETCD_DEBIAN_PKG}"
+      debian_download "${work}" "${ETCD_DEBIAN_PKG}" || {
+        rm -rf "${work}"
+        die "'apt-get download ${ETCD_DEBIAN_PKG}' failed (as root, run 'apt-get update' first). Install it by hand ('apt-get install -y ${ETCD_DEBIAN_PKG}', binary /usr/bin/etcd) and re-run."
+      }
     fi
+    dpkg-deb -x "${work}"/"${ETCD_DEBIAN_PKG}"_*.deb "${work}/root" ||
+      die "could not unpack the downloaded ${ETCD_DEBIAN_PKG} .deb in ${work}."
+    src="${work}/root/usr/bin/etcd"
   fi
-  ln -sfn /usr/bin/etcd "${ASSETS}/etcd"
+  cp -f "${src}" "${ASSETS}/.etcd.tmp.$$"
+  mv -f "${ASSETS}/.etcd.tmp.$$" "${ASSETS}/etcd"
+  [[ -z "${work}" ]] || rm -rf "${work}"
   local v
   v="$(etcd_version)"
-  [[ -n "${v}" ]] || die "/usr/bin/etcd does not report a version; reinstall ${ETCD_DEBIAN_PKG}."
+  [[ -n "${v}" ]] || die "Debian's etcd (${src}) does not report a version."
   echo "${v}" >"${ETCD_FALLBACK_MARKER}"
-  log "using Debian etcd ${v} (/usr/bin/etcd) instead of ${ETCD_VERSION}"
+  log "using Debian etcd ${v} instead of ${ETCD_VERSION}"
+}
+
+# apt-get download <dir> <pkg[=version]>: into dir; refreshes the package
+# lists once (root only) when they are missing or stale.
+debian_download() {
+  local dir=$1 pkg=$2
+  (cd "${dir}" && apt-get download -qq "${pkg}" >&2 2>/dev/null) && return 0
+  [[ "$(id -u)" == 0 ]] || return 1
+  apt-get update -qq >&2 || return 1
+  (cd "${dir}" && apt-get download -qq "${pkg}" >&2)
 }
 
 # Re-check under the lock: a concurrent run may have finished meanwhile.
