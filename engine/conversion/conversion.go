@@ -25,8 +25,9 @@ import (
 	"github.com/orkspace/orkestra-cel/engine"
 )
 
-// StashAnnotation holds, per version, what a conversion could not carry:
-// JSON {"<version>": {"set": {...}, "unset": [[path…]…]}}.
+// StashAnnotation holds, per version, what a conversion could not carry —
+// spec, status, labels and annotations that the way back would not
+// reproduce: JSON {"<version>": {"set": {...}, "unset": [[path…]…]}}.
 const StashAnnotation = "conversion.orkestra.orkspace.io/stash"
 
 // DefaultMaxStashBytes bounds the stash annotation (the API server allows
@@ -277,6 +278,12 @@ func diff(orig, back map[string]any) *stashEntry {
 	for _, top := range []string{"spec", "status"} {
 		diffValue(d, []string{top}, orig[top], back[top], hasKey(orig, top), hasKey(back, top))
 	}
+	// Labels and annotations a path maps come back too.
+	om, _ := orig["metadata"].(map[string]any)
+	bm, _ := back["metadata"].(map[string]any)
+	for _, k := range []string{"labels", "annotations"} {
+		diffValue(d, []string{"metadata", k}, om[k], bm[k], hasKey(om, k), hasKey(bm, k))
+	}
 	return d
 }
 
@@ -376,13 +383,21 @@ func restore(obj map[string]any, s *stashEntry, last *engine.Path) {
 // expression (itself or an enclosing node).
 func computed(p *engine.Path, path []string) bool {
 	var n *engine.Node
+	start := 1
 	switch path[0] {
 	case "spec":
 		n = p.Spec
 	case "status":
 		n = p.Status
+	case "metadata":
+		if len(path) > 1 && path[1] == "labels" {
+			n = p.Labels
+		} else if len(path) > 1 && path[1] == "annotations" {
+			n = p.Annotations
+		}
+		start = 2
 	}
-	for i := 1; n != nil; i++ {
+	for i := start; n != nil; i++ {
 		if n.IsExpr() {
 			return true
 		}
