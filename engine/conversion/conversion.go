@@ -121,13 +121,13 @@ func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion st
 			return fail(from, to, fmt.Errorf("version %q is not served by CRD %s (served: %s)", v, conv.CRD.Object.Name, strings.Join(conv.Versions, ", ")))
 		}
 	}
-	out, last, err := c.route(conv, obj.Object, from, to)
-	if err != nil {
-		return fail(from, to, err)
-	}
 	// What the original cannot get back from the converted object travels in
 	// the stash; what an earlier conversion stashed for `to` comes back.
 	stash, err := readStash(obj.Object)
+	if err != nil {
+		return fail(from, to, err)
+	}
+	out, last, err := c.route(conv, obj.Object, from, to)
 	if err != nil {
 		return fail(from, to, err)
 	}
@@ -178,7 +178,10 @@ func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[str
 	}
 	out["apiVersion"] = conv.GroupKind.Group + "/" + p.To
 	hop := fmt.Sprintf("(path %s→%s) ", p.From, p.To)
-	if p.Spec != nil {
+	// A path maps the source's spec and status: an object without them gets
+	// none, rather than one holding only the path's literals.
+	_, hasSpec := src["spec"]
+	if p.Spec != nil && hasSpec {
 		v, ok, err := p.Spec.Eval(scope)
 		if err != nil {
 			return nil, fmt.Errorf("%s%w", hop, err)
@@ -186,13 +189,14 @@ func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[str
 		setOrDelete(out, "spec", v, ok)
 	}
 	target := conv.Schemas[p.To]
-	if p.Status != nil {
+	_, hasStatus := src["status"]
+	if p.Status != nil && hasStatus {
 		v, ok, err := p.Status.Eval(scope)
 		if err != nil {
 			return nil, fmt.Errorf("%s%w", hop, err)
 		}
 		setOrDelete(out, "status", v, ok)
-	} else if st, ok := src["status"]; ok {
+	} else if st, ok := src["status"]; ok && p.Status == nil {
 		// Status passes through, minus what the target's schema cannot hold.
 		out["status"] = prunedCopy(st, target.Properties["status"])
 	}
@@ -456,10 +460,42 @@ func readStash(obj map[string]any) (map[string]*stashEntry, error) {
 	if !ok || raw == "" {
 		return out, nil
 	}
-	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
 		return nil, fmt.Errorf("annotation %s is not valid JSON (%v); remove it or restore it from the object's history", StashAnnotation, err)
 	}
+	for _, e := range out {
+		if e == nil {
+			return nil, fmt.Errorf("annotation %s holds a null entry; remove it", StashAnnotation)
+		}
+		for k, v := range e.Set {
+			e.Set[k] = numbers(v)
+		}
+	}
 	return out, nil
+}
+
+// numbers turns json.Number into int64 or float64, as the API server decodes
+// objects, so restored values compare equal to the originals.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	}
+	return v
 }
 
 // withoutStash returns obj without the stash annotation (shallow copies).

@@ -39,11 +39,16 @@ func compile(t testing.TB, path string) *engine.Plan {
 
 func obj(t testing.TB, y string) *unstructured.Unstructured {
 	t.Helper()
-	var m map[string]any
-	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
+	// Decode as the API server does (JSON numbers → int64 / float64).
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &unstructured.Unstructured{Object: m}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(j); err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 func readObj(t testing.TB, path string) *unstructured.Unstructured {
@@ -247,7 +252,7 @@ spec:
             spec: {host: x}
           - from: v1
             to: v1beta1
-            spec: {}
+            spec: {address: {host: x}}
 `), 0o644)
 	c := conversion.New(compile(t, filepath.Join(dir, "k.yaml")), conversion.Options{})
 	in := obj(t, `{apiVersion: test.orkestra.io/v1alpha1, kind: Gadget, metadata: {name: g1, namespace: team-a}, spec: {hostPort: h, size: 2}}`)
@@ -255,7 +260,7 @@ spec:
 	if err == nil {
 		t.Fatal("division by zero must fail the conversion")
 	}
-	for _, want := range []string{"Gadget team-a/g1", "from v1alpha1 to v1", "conversion.paths[0].spec.size", "${self.spec.size / 0}", "k.yaml:16:21", "division by zero"} {
+	for _, want := range []string{"Gadget team-a/g1", "from v1alpha1 to v1", "conversion.paths[0].spec.size", "${self.spec.size / 0}", "k.yaml:16:22", "division by zero"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/conversion"
+	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/operator"
+	"github.com/orkspace/orkestra-cel/operator/render"
+)
+
+func newRenderCmd() *cobra.Command {
+	var kf katalogFlags
+	var namespace string
+	cmd := &cobra.Command{
+		Use:   "render -f KATALOG [CR.yaml…]",
+		Short: "Print offline the child objects and status a custom resource reconciles into",
+		Long: `render reads custom resources (from the files given, stdin when none) and
+prints, per resource, the child objects each hook of its katalog entry
+declares — with whether each one's when/or condition holds — and the status
+fields, exactly as ` + "`orkestra run`" + ` would apply them: the same code renders them.
+
+Like the API server, render first applies the CRD schema's defaults, and
+converts a resource stored at another version to the version of the entry
+that reconciles its kind (through the katalog's conversion paths). Children
+carry no owner reference (an offline resource has no UID). A resource
+without metadata.namespace is placed in --namespace.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, err := kf.compile(cmd.ErrOrStderr())
+			if errors.Is(err, errProblems) {
+				return exitCode(1)
+			}
+			if err != nil {
+				return err
+			}
+			objs, err := readObjects(args, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			conv := conversion.New(plan, conversion.Options{})
+			for i, o := range objs {
+				out, err := renderOne(plan, conv, o, namespace)
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					if _, err := io.WriteString(cmd.OutOrStdout(), "---\n"); err != nil {
+						return err
+					}
+				}
+				if err := writeYAML(cmd.OutOrStdout(), out); err != nil {
+					return fmt.Errorf("writing output: %w", err)
+				}
+			}
+			return nil
+		},
+	}
+	kf.register(cmd)
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of resources that do not name one (namespaced CRDs)")
+	return cmd
+}
+
+// renderedCR is render's output for one custom resource.
+type renderedCR struct {
+	Object        string          `yaml:"object"`
+	APIVersion    string          `yaml:"apiVersion"`
+	Entry         string          `yaml:"entry"`
+	ConvertedFrom string          `yaml:"convertedFrom,omitempty"`
+	OnCreate      []renderedChild `yaml:"onCreate,omitempty"`
+	OnReconcile   []renderedChild `yaml:"onReconcile,omitempty"`
+	OnDelete      []renderedChild `yaml:"onDelete,omitempty"`
+	Status        map[string]any  `yaml:"status,omitempty"`
+	Finalizers    []string        `yaml:"finalizers,omitempty"`
+	Notes         []string        `yaml:"notes,omitempty"`
+}
+
+// renderedChild is one declared child.
+type renderedChild struct {
+	Kind      string `yaml:"kind"`
+	Name      string `yaml:"name"`
+	Namespace string `yaml:"namespace,omitempty"`
+	// When is whether the child's when/or conditions hold.
+	When bool `yaml:"when"`
+	// Reconcile is true for drift-corrected children.
+	Reconcile   bool           `yaml:"reconcile"`
+	Once        bool           `yaml:"once,omitempty"`
+	RotateAfter string         `yaml:"rotateAfter,omitempty"`
+	Declared    string         `yaml:"declared"`
+	Object      map[string]any `yaml:"object,omitempty"`
+}
+
+// reconcilingEntry returns the entry that reconciles obj's kind (else the
+// entry of its exact version).
+func reconcilingEntry(plan *engine.Plan, o *unstructured.Unstructured) (*engine.Entry, error) {
+	gvk := o.GroupVersionKind()
+	var exact *engine.Entry
+	var known []string
+	for _, e := range plan.Entries {
+		known = append(known, fmt.Sprintf("%s (%s)", e.Name, e.GVK.GroupVersion().WithKind(e.GVK.Kind)))
+		if e.GVK.GroupKind() != gvk.GroupKind() {
+			continue
+		}
+		if e.Reconciles {
+			return e, nil
+		}
+		if e.GVK.Version == gvk.Version {
+			exact = e
+		}
+	}
+	if exact != nil {
+		return exact, nil
+	}
+	return nil, fmt.Errorf("no katalog entry serves %s %s; the katalog's entries: %s", o.GetAPIVersion(), o.GetKind(), strings.Join(known, ", "))
+}
+
+func renderOne(plan *engine.Plan, conv *conversion.Converter, o *unstructured.Unstructured, namespace string) (*renderedCR, error) {
+	e, err := reconcilingEntry(plan, o)
+	if err != nil {
+		return nil, err
+	}
+	if e.Namespaced && o.GetNamespace() == "" {
+		o.SetNamespace(namespace)
+	}
+	from := o.GroupVersionKind().Version
+	if crd := e.Source.CRD; crd != nil {
+		if s := crd.Schemas[from]; s != nil {
+			defaulting.Default(o.Object, s)
+		}
+	}
+	out := &renderedCR{Entry: e.Name}
+	if from != e.GVK.Version {
+		converted, err := conv.Convert(o, e.GVK.GroupVersion().String())
+		if err != nil {
+			return nil, err
+		}
+		o = converted
+		out.ConvertedFrom = from
+		if e.Schema != nil {
+			defaulting.Default(o.Object, e.Schema)
+		}
+	}
+	res, err := render.Render(e, o)
+	if err != nil {
+		return nil, err
+	}
+	out.Object = fmt.Sprintf("%s %s", o.GetKind(), objectName(o))
+	out.APIVersion = o.GetAPIVersion()
+	out.Status = res.Status
+	if !e.Reconciles {
+		out.Notes = append(out.Notes, fmt.Sprintf("entry %s does not reconcile (enabled: %v): `orkestra run` applies none of this", e.Name, e.Enabled))
+	}
+	if len(e.Hooks[katalog.OnDelete]) > 0 || len(e.Finalizers) > 0 {
+		out.Finalizers = append([]string{operator.Finalizer}, e.Finalizers...)
+	}
+	for _, h := range katalog.Hooks {
+		var list []renderedChild
+		for _, c := range res.Hooks[h] {
+			rc := renderedChild{
+				Kind:      c.Kind,
+				Name:      c.Name,
+				Namespace: c.Namespace,
+				When:      c.When,
+				Reconcile: c.Reconciled,
+				Once:      c.Resource.Once,
+				Declared:  fmt.Sprintf("%s (%s)", c.Resource.Fields.Field, c.Resource.Fields.Pos),
+			}
+			if c.Resource.RotateAfter > 0 {
+				rc.RotateAfter = c.Resource.RotateAfter.String()
+			}
+			if c.Object != nil {
+				rc.Object = c.Object.Object
+			}
+			list = append(list, rc)
+		}
+		switch h {
+		case katalog.OnCreate:
+			out.OnCreate = list
+		case katalog.OnReconcile:
+			out.OnReconcile = list
+		case katalog.OnDelete:
+			out.OnDelete = list
+		}
+	}
+	return out, nil
+}
+
+func objectName(o *unstructured.Unstructured) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+func writeYAML(w io.Writer, v any) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return enc.Close()
+}

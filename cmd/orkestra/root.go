@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	celgo "github.com/google/cel-go/cel"
+	"github.com/spf13/cobra"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	celengine "github.com/orkspace/orkestra-cel/engine/cel"
+	"github.com/orkspace/orkestra-cel/engine/gotmpl"
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// katalogFlags are the flags every command that reads a katalog takes.
+type katalogFlags struct {
+	files            []string
+	costLimit        uint64
+	runtimeCostLimit uint64
+}
+
+func (f *katalogFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVarP(&f.files, "katalog", "f", nil, "katalog file or directory (repeatable; documents are merged)")
+	cmd.Flags().Uint64Var(&f.costLimit, "max-expression-cost", 0, fmt.Sprintf("static cost limit per expression, estimated from the schema's bounds (default %d)", celengine.DefaultCostLimit))
+	cmd.Flags().Uint64Var(&f.runtimeCostLimit, "max-runtime-cost", 0, fmt.Sprintf("runtime cost limit per expression evaluation (default %d)", celengine.DefaultRuntimeCostLimit))
+	_ = cmd.MarkFlagRequired("katalog")
+}
+
+// backends builds the CEL environment and the legacy adapter once.
+func (f *katalogFlags) backends() (engine.Backends, error) {
+	cel, err := celengine.New(celengine.Options{
+		CostLimit:        f.costLimit,
+		RuntimeCostLimit: f.runtimeCostLimit,
+		Libraries:        []celgo.EnvOption{gotmpl.CELLibrary()},
+	})
+	if err != nil {
+		return engine.Backends{}, fmt.Errorf("building the CEL environment: %w", err)
+	}
+	return engine.Backends{CEL: cel, Legacy: gotmpl.New(cel)}, nil
+}
+
+// errProblems means the problems were already printed.
+var errProblems = errors.New("the katalog has problems")
+
+// compile loads and compiles the katalog, printing warnings and errors (one
+// `file:line:col: message` line each) to w.
+func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
+	k, diags := katalog.Load(f.files...)
+	if diags.HasErrors() {
+		printDiagnostics(w, diags)
+		return nil, errProblems
+	}
+	b, err := f.backends()
+	if err != nil {
+		return nil, err
+	}
+	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit})
+	all := append(diags, cdiags...)
+	printDiagnostics(w, all)
+	if all.HasErrors() {
+		return nil, errProblems
+	}
+	return plan, nil
+}
+
+func printDiagnostics(w io.Writer, diags katalog.Diagnostics) {
+	for _, d := range diags {
+		fmt.Fprintln(w, d.Error())
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "orkestra",
+		Short: "Declarative Kubernetes operators and CRD conversion from a katalog",
+		Long: `Orkestra runs operators declared in a katalog (YAML): the custom resources,
+what each reconciles into, under which conditions, and how objects convert
+between the CRD's API versions. Every expression is CEL, compiled and
+type-checked against the CRD's schema when the katalog loads.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newCheckCmd(), newVersionCmd(), newConvertCmd())
+	return root
+}

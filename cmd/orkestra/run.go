@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/conversion"
+	"github.com/orkspace/orkestra-cel/operator"
+	"github.com/orkspace/orkestra-cel/webhook"
+)
+
+// inClusterNamespaceFile holds the pod's namespace when running in a cluster.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// runFlags are `orkestra run`'s own flags.
+type runFlags struct {
+	kubeconfig              string
+	namespace               string
+	leaderElect             bool
+	leaderElectionID        string
+	leaderElectionNamespace string
+	gracefulShutdown        time.Duration
+	logVerbosity            int
+}
+
+func newRunCmd() *cobra.Command {
+	var kf katalogFlags
+	serving := webhook.DefaultConfig()
+	rf := runFlags{leaderElect: true, gracefulShutdown: 30 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "run -f KATALOG",
+		Short: "Run the operator: reconcilers, the /convert webhook, metrics and health",
+		Long: `run is the operator. For every enabled katalog entry that reconciles (per
+CRD, the entry of its storage version) it starts a controller with the
+entry's workers, reconciling custom resources into the children the katalog
+declares; the other entries of a CRD only watch and count their resources.
+Beside them it serves everything ` + "`orkestra serve`" + ` serves: the HTTPS /convert
+webhook, /metrics (conversion and reconcile metrics), /healthz, /readyz and
+/katalog with each entry's workers, active workers, resource count and health.
+
+The cluster is reached through --kubeconfig, else $KUBECONFIG, else the
+in-cluster service account, else ~/.kube/config. With leader election (the
+default) only the elected replica reconciles; every replica serves /convert.
+SIGTERM stops the reconcilers and lets in-flight requests finish.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			plan, err := kf.compile(cmd.ErrOrStderr())
+			if errors.Is(err, errProblems) {
+				return exitCode(1)
+			}
+			if err != nil {
+				return err
+			}
+			serving.Complete(os.Getenv)
+			if err := serving.Validate(); err != nil {
+				return err
+			}
+			log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(rf.logVerbosity), textlogger.Output(cmd.ErrOrStderr())))
+			ctrl.SetLogger(log)
+			cfg, err := rf.restConfig()
+			if err != nil {
+				return err
+			}
+			return runOperator(ctrl.SetupSignalHandler(), cfg, plan, serving, rf, log)
+		},
+	}
+	kf.register(cmd)
+	serving.AddFlags(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVar(&rf.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster config, ~/.kube/config)")
+	fs.StringVar(&rf.namespace, "namespace", "", "watch custom resources and children in this namespace only (default: all namespaces)")
+	fs.BoolVar(&rf.leaderElect, "leader-elect", rf.leaderElect, "elect a leader among replicas; only the leader reconciles")
+	fs.StringVar(&rf.leaderElectionID, "leader-election-id", "", "name of the leader election Lease (default: orkestra-<katalog name>)")
+	fs.StringVar(&rf.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's namespace in a cluster, else --namespace, else default)")
+	fs.DurationVar(&rf.gracefulShutdown, "graceful-shutdown-timeout", rf.gracefulShutdown, "how long running reconciles may finish after SIGTERM")
+	fs.IntVarP(&rf.logVerbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
+	return cmd
+}
+
+// restConfig loads the cluster configuration the standard way.
+func (rf *runFlags) restConfig() (*rest.Config, error) {
+	if rf.kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", rf.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading --kubeconfig %s: %w", rf.kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrlconfig.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no cluster configuration: pass --kubeconfig FILE, set KUBECONFIG, or run in a pod: %w", err)
+	}
+	return cfg, nil
+}
+
+var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// leaseName is the default leader election ID: orkestra-<katalog name>.
+func leaseName(plan *engine.Plan) string {
+	name := strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(plan.Katalog.Name), "-"), "-")
+	if name == "" {
+		return "orkestra"
+	}
+	return truncateName("orkestra-"+name, 63)
+}
+
+func truncateName(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.TrimRight(s[:n], "-")
+}
+
+func (rf *runFlags) leaseNamespace() string {
+	if rf.leaderElectionNamespace != "" {
+		return rf.leaderElectionNamespace
+	}
+	if b, err := os.ReadFile(inClusterNamespaceFile); err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b))
+	}
+	if rf.namespace != "" {
+		return rf.namespace
+	}
+	return "default"
+}
+
+// runOperator runs the manager (reconcilers, informers, leader election) and
+// the serving endpoints until ctx is cancelled.
+func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, serving webhook.Config, rf runFlags, log logr.Logger) error {
+	id := rf.leaderElectionID
+	if id == "" {
+		id = leaseName(plan)
+	}
+	mgr, err := operator.NewManager(cfg, plan, operator.ManagerOptions{
+		Namespace:               rf.namespace,
+		LeaderElection:          rf.leaderElect,
+		LeaderElectionID:        id,
+		LeaderElectionNamespace: rf.leaseNamespace(),
+		GracefulShutdownTimeout: rf.gracefulShutdown,
+		Log:                     log,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the controller manager: %w", err)
+	}
+	op := operator.New(plan, operator.Options{Log: log.WithName("operator")})
+	if err := op.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	srv := &webhook.Server{
+		Config:     serving,
+		Plan:       plan,
+		Converter:  conversion.New(plan, conversion.Options{}),
+		Runtime:    operatorRuntime{op},
+		Registry:   ctrlmetrics.Registry,
+		ReadyCheck: op.Ready,
+		Log:        log.WithName("webhook"),
+	}
+	// The webhook serves on every replica, leader or not.
+	if err := mgr.Add(servingRunnable{srv}); err != nil {
+		return err
+	}
+	log.Info("starting", "katalog", plan.Katalog.File, "entries", len(plan.Entries), "namespace", orAll(rf.namespace), "leaderElection", rf.leaderElect, "lease", id)
+	return mgr.Start(ctx)
+}
+
+func orAll(ns string) string {
+	if ns == "" {
+		return "(all)"
+	}
+	return ns
+}
+
+// servingRunnable runs the webhook server inside the manager, outside
+// leader election.
+type servingRunnable struct{ srv *webhook.Server }
+
+func (s servingRunnable) Start(ctx context.Context) error { return s.srv.Run(ctx) }
+func (s servingRunnable) NeedLeaderElection() bool        { return false }
+
+// operatorRuntime gives the /katalog API the operator's per-entry status.
+type operatorRuntime struct{ op *operator.Operator }
+
+func (r operatorRuntime) Entry(name string) (webhook.EntryRuntime, bool) {
+	st, ok := r.op.Entry(name)
+	if !ok {
+		return webhook.EntryRuntime{}, false
+	}
+	return webhook.EntryRuntime{
+		Workers:       st.Workers,
+		WorkersActive: st.WorkersActive,
+		ResourceCount: st.ResourceCount,
+		Started:       st.Started,
+		Healthy:       st.Healthy,
+	}, true
+}
