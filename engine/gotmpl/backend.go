@@ -1,0 +1,253 @@
+// Package gotmpl is the legacy text/template adapter: katalogs written for
+// the original Orkestra engine (`"{{ .spec.image }}"`, structured `when:`
+// conditions) keep their exact meaning, but every template is parsed and
+// checked once at load — unknown functions, unknown fields (with
+// did-you-mean), wrong argument counts and random values outside
+// `once: true` secrets are load errors with file:line:col — and structured
+// conditions compile to CEL programs like every other condition.
+package gotmpl
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"text/template"
+	"text/template/parse"
+	"unicode/utf8"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// Backend compiles legacy templates and structured conditions. It is safe
+// for concurrent use; so is everything it compiles.
+type Backend struct {
+	cel   engine.Backend
+	roots sync.Map // *structuralschema.Structural → its root schema
+}
+
+var _ engine.LegacyBackend = (*Backend)(nil)
+
+// New returns the legacy backend. cel compiles the CEL that structured
+// conditions translate to; its environment must include CELLibrary(). With
+// a nil cel, structured conditions are evaluated by this package directly
+// (same semantics; used by tests and tools that have no CEL backend).
+func New(cel engine.Backend) *Backend { return &Backend{cel: cel} }
+
+func (b *Backend) root(self *structuralschema.Structural) shape {
+	if self == nil {
+		return shape{root: true}
+	}
+	if r, ok := b.roots.Load(self); ok {
+		return shape{s: r.(*structuralschema.Structural), root: true}
+	}
+	r, _ := b.roots.LoadOrStore(self, rootSchema(self))
+	return shape{s: r.(*structuralschema.Structural), root: true}
+}
+
+// purpose of a compiled template.
+type purpose int
+
+const (
+	forValue     purpose = iota // a string value: coerced to the target
+	forCondition                // a `when:` template rendering true/false
+	forOperand                  // a structured condition's field or value: the rendered string
+)
+
+// CompileValue compiles a string value containing `{{`.
+func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, katalog.Diagnostics) {
+	t, diags := b.compile(src, ctx, forValue)
+	if t == nil {
+		return nil, diags
+	}
+	return t, diags
+}
+
+// CompileCondition compiles a template that must render "true" or "false"
+// (an empty rendering — a missing field — is false).
+func (b *Backend) CompileCondition(src string, ctx *engine.Context) (engine.Condition, katalog.Diagnostics) {
+	t, diags := b.compile(src, ctx, forCondition)
+	if t == nil {
+		return nil, diags
+	}
+	return &conditionTemplate{t: t}, diags
+}
+
+func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template, katalog.Diagnostics) {
+	var diags katalog.Diagnostics
+	report := func(off int, msg string) {
+		diags = append(diags, katalog.Diagnostic{Pos: posAt(ctx.Pos, src, off), Entry: ctx.Entry, Field: ctx.Field, Message: msg})
+	}
+	tree, err := Parse(src)
+	if err != nil {
+		pe := err.(*ParseError)
+		report(pe.Offset, pe.Msg)
+		return nil, diags
+	}
+	c := &checker{src: src, version: ctx.SelfVersion, report: report, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self)}
+	c.check(tree)
+	t := &Template{src: src, pos: ctx.Pos, tree: tree, plain: c.plain, field: ctx.Field}
+	if p == forValue {
+		t.coerce = coercionFor(ctx)
+	}
+	for _, id := range c.cronToMap {
+		act := soleAction(tree.Root)
+		whole := p == forValue && act != nil && len(act.Pipe.Decl) == 0 && lastFunc(act.Pipe) == id
+		switch {
+		case !whole:
+			report(int(id.Pos), "cronToMap makes a map, so it must be the whole value: \"{{ cronToMap .spec.schedule }}\"")
+		case t.coerce.mode != modeGuess && t.coerce.mode != modeObject:
+			report(int(id.Pos), fmt.Sprintf("cronToMap makes a map, but %s expects %s; use cronFromAny for a cron string", ctx.Field, describeMode(t.coerce.mode)))
+		}
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	tmpl, err := template.New(treeName).Option("missingkey=zero").Funcs(funcMap).AddParseTree(treeName, tree)
+	if err != nil {
+		report(0, "internal: "+err.Error())
+		return nil, diags
+	}
+	t.tmpl = tmpl
+	return t, diags
+}
+
+func lastFunc(p *parse.PipeNode) *parse.IdentifierNode {
+	if len(p.Cmds) == 0 || len(p.Cmds[len(p.Cmds)-1].Args) == 0 {
+		return nil
+	}
+	id, _ := p.Cmds[len(p.Cmds)-1].Args[0].(*parse.IdentifierNode)
+	return id
+}
+
+// posAt is the position of byte off of src, src starting at base.
+// Columns count runes. A template spanning lines (a YAML block scalar) is
+// placed by line; its columns are then relative to the text's indentation.
+func posAt(base katalog.Pos, src string, off int) katalog.Pos {
+	off = max(0, min(off, len(src)))
+	before := src[:off]
+	nl := strings.LastIndexByte(before, '\n')
+	if nl < 0 {
+		return base.Offset(utf8.RuneCountInString(before))
+	}
+	if base.Line == 0 {
+		return base
+	}
+	p := base
+	p.Line += strings.Count(before, "\n")
+	p.Col = 1 + utf8.RuneCountInString(before[nl+1:])
+	return p
+}
+
+// ── compiled templates ──────────────────────────────────────────────────────
+
+// Template is a compiled legacy template, an engine.Expr.
+type Template struct {
+	src    string
+	pos    katalog.Pos
+	field  string
+	tree   *parse.Tree
+	tmpl   *template.Template
+	plain  []string // the field path of a plain `{{ .a.b }}`, else nil
+	coerce coercion
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Render executes the template against obj and returns the rendered string
+// as the original engine produced it: trimmed, `<no value>` removed.
+func (t *Template) Render(obj map[string]any) (string, error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 64<<10 {
+			bufPool.Put(buf)
+		}
+	}()
+	if err := t.tmpl.Execute(buf, obj); err != nil {
+		return "", execError(err)
+	}
+	return finish(buf.Bytes()), nil
+}
+
+// Eval renders and coerces the template. A plain field reference whose
+// field is absent (or null) returns engine.ErrAbsent: the target is left
+// unset.
+func (t *Template) Eval(s *engine.Scope) (any, error) {
+	if t.plain != nil {
+		if v, ok := lookup(s.Self, t.plain); !ok || v == nil {
+			return nil, engine.ErrAbsent
+		}
+	}
+	out, err := t.Render(s.Self)
+	if err != nil {
+		return nil, err
+	}
+	return t.coerce.coerce(out)
+}
+
+func (t *Template) Source() string   { return t.src }
+func (t *Template) Pos() katalog.Pos { return t.pos }
+func (t *Template) Engine() string   { return "legacy" }
+
+// Tree is the parsed template (with `default` in canonical order).
+func (t *Template) Tree() *parse.Tree { return t.tree }
+
+// PlainRef returns the field path of a template that is exactly one field
+// reference ({{ .spec.x }}), else nil.
+func (t *Template) PlainRef() []string { return t.plain }
+
+// conditionTemplate is a template used as a condition.
+type conditionTemplate struct{ t *Template }
+
+func (c *conditionTemplate) Eval(s *engine.Scope) (bool, error) {
+	out, err := c.t.Render(s.Self)
+	if err != nil {
+		return false, err
+	}
+	switch strings.TrimSpace(out) {
+	case "true":
+		return true, nil
+	case "false", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("the condition rendered %q; it must render true or false", shorten(out))
+}
+
+func (c *conditionTemplate) Source() string   { return c.t.src }
+func (c *conditionTemplate) Pos() katalog.Pos { return c.t.pos }
+
+// lookup walks maps by key: the value at path and whether every step exists.
+func lookup(obj map[string]any, path []string) (any, bool) {
+	var cur any = obj
+	for _, seg := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur, ok = m[seg]
+		if !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// execError strips text/template's "template: NAME:1:2: executing "NAME""
+// prefix and says what usually causes the error.
+func execError(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, " at <"); i >= 0 {
+		msg = msg[i+1:]
+	}
+	switch {
+	case strings.Contains(msg, "nil pointer evaluating interface {}."):
+		msg += " (a field on the way is missing; guard it with {{ with … }} or use get)"
+	case strings.Contains(msg, "got interface {}"):
+		msg += " (the field is missing)"
+	}
+	return fmt.Errorf("%s", msg)
+}

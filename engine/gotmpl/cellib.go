@@ -1,0 +1,116 @@
+package gotmpl
+
+import (
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+)
+
+// CELLibrary declares the CEL functions structured conditions translate to:
+//
+//	legacy.str(dyn, string) string   the %v of the field at a dot path; "" when a
+//	                                 step is missing or not a map, or the value
+//	                                 is null (the original NavigateDotPath)
+//	legacy.gt(string, double) bool   the field string parsed with
+//	legacy.lt, legacy.gte, legacy.lte  fmt.Sscanf("%f") ("" and unparsable: 0)
+//	                                 compared with the bound; NaN is false
+//	legacy.between(string, double, double) bool     lo <= x <= hi, false when
+//	legacy.notBetween(string, double, double) bool  x < lo || x > hi; both false
+//	                                 when the string does not parse ("" is 0)
+//
+// The lead passes it to the CEL backend's environment.
+func CELLibrary() cel.EnvOption { return cel.Lib(legacyLib{}) }
+
+type legacyLib struct{}
+
+// LibraryName makes the library a singleton: adding it twice is harmless.
+func (legacyLib) LibraryName() string { return "orkestra.legacy" }
+
+func (legacyLib) CompileOptions() []cel.EnvOption {
+	opts := []cel.EnvOption{
+		cel.Function("legacy.str",
+			cel.Overload("legacy_str_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.StringType,
+				cel.BinaryBinding(celStr))),
+	}
+	for _, op := range []string{"gt", "lt", "gte", "lte"} {
+		op := op
+		opts = append(opts, cel.Function("legacy."+op,
+			cel.Overload("legacy_"+op+"_string_double", []*cel.Type{cel.StringType, cel.DoubleType}, cel.BoolType,
+				cel.BinaryBinding(func(s, bound ref.Val) ref.Val {
+					str, ok1 := s.(types.String)
+					f, ok2 := bound.(types.Double)
+					if !ok1 || !ok2 {
+						return types.NoSuchOverloadErr()
+					}
+					return types.Bool(compareLegacy(op, string(str), float64(f)))
+				}))))
+	}
+	for _, op := range []string{"between", "notBetween"} {
+		inside := op == "between"
+		opts = append(opts, cel.Function("legacy."+op,
+			cel.Overload("legacy_"+op+"_string_double_double", []*cel.Type{cel.StringType, cel.DoubleType, cel.DoubleType}, cel.BoolType,
+				cel.FunctionBinding(func(args ...ref.Val) ref.Val {
+					str, ok1 := args[0].(types.String)
+					lo, ok2 := args[1].(types.Double)
+					hi, ok3 := args[2].(types.Double)
+					if !ok1 || !ok2 || !ok3 {
+						return types.NoSuchOverloadErr()
+					}
+					return types.Bool(betweenLegacy(inside, string(str), float64(lo), float64(hi)))
+				}))))
+	}
+	return opts
+}
+
+func (legacyLib) ProgramOptions() []cel.ProgramOption { return nil }
+
+func celStr(obj, path ref.Val) ref.Val {
+	p, ok := path.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(path)
+	}
+	return types.String(formatField(celLookup(obj, strings.Split(string(p), "."))))
+}
+
+// celLookup walks a CEL value by keys. The object is normally backed by the
+// unstructured map itself; other CEL maps are walked with Find.
+func celLookup(obj ref.Val, segs []string) any {
+	if m, ok := obj.Value().(map[string]any); ok {
+		v, _ := lookup(m, segs)
+		return v
+	}
+	cur := obj
+	for _, seg := range segs {
+		m, ok := cur.(traits.Mapper)
+		if !ok {
+			return nil
+		}
+		v, found := m.Find(types.String(seg))
+		if !found || v == nil || types.IsUnknownOrError(v) {
+			return nil
+		}
+		cur = v
+	}
+	return celNative(cur)
+}
+
+func celNative(v ref.Val) any {
+	switch x := v.(type) {
+	case types.Null:
+		return nil
+	case types.String:
+		return string(x)
+	case types.Int:
+		return int64(x)
+	case types.Uint:
+		return uint64(x)
+	case types.Double:
+		return float64(x)
+	case types.Bool:
+		return bool(x)
+	}
+	return v.Value()
+}

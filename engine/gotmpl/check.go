@@ -1,0 +1,563 @@
+package gotmpl
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"text/template/parse"
+
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// checker walks a parsed template at load: every function must exist (and
+// random ones be allowed here), be called with the right number and kind of
+// arguments, and every field reference must exist in the schema.
+type checker struct {
+	src     string
+	version string
+	report  func(off int, msg string)
+	random  bool // random functions allowed
+	root    shape
+	scopes  []map[string]shape
+	// cronToMap calls, checked for placement by the caller.
+	cronToMap []*parse.IdentifierNode
+	// plain is the field path of a template that is exactly one field
+	// reference ({{ .spec.x }}), else nil.
+	plain []string
+}
+
+// argInfo is what the checker knows of an argument or a command's result.
+type argInfo struct {
+	sh        shape
+	node      parse.Node
+	fieldLike bool // a field, variable or chain: a value of the object
+	known     bool // sh describes it
+}
+
+func (c *checker) pushScope() { c.scopes = append(c.scopes, map[string]shape{}) }
+func (c *checker) popScope()  { c.scopes = c.scopes[:len(c.scopes)-1] }
+
+func (c *checker) declare(name string, sh shape) { c.scopes[len(c.scopes)-1][name] = sh }
+
+func (c *checker) assign(name string, sh shape) {
+	for i := len(c.scopes) - 1; i >= 0; i-- {
+		if _, ok := c.scopes[i][name]; ok {
+			c.scopes[i][name] = sh
+			return
+		}
+	}
+}
+
+func (c *checker) lookupVar(name string) shape {
+	if name == "$" {
+		return c.root
+	}
+	for i := len(c.scopes) - 1; i >= 0; i-- {
+		if sh, ok := c.scopes[i][name]; ok {
+			return sh
+		}
+	}
+	return shape{}
+}
+
+func (c *checker) check(t *parse.Tree) {
+	c.pushScope()
+	c.list(t.Root, c.root)
+	c.popScope()
+	c.plain = plainRef(t.Root)
+}
+
+func (c *checker) list(l *parse.ListNode, dot shape) {
+	if l == nil {
+		return
+	}
+	for _, n := range l.Nodes {
+		c.node(n, dot)
+	}
+}
+
+func (c *checker) node(n parse.Node, dot shape) {
+	switch x := n.(type) {
+	case *parse.ActionNode:
+		res := c.pipe(x.Pipe, dot)
+		if len(x.Pipe.Decl) == 0 && res.fieldLike && res.known && isComposite(res.sh.s) {
+			name := res.sh.path
+			if res.sh.root {
+				name = "the whole object"
+			}
+			c.report(int(x.Pos), fmt.Sprintf("%s is %s; printing it gives Go syntax such as map[a:1] or [a b]; render it with toJson (%s) or print one of its fields",
+				name, schemaKind(res.sh.s), "{{ toJson "+x.Pipe.String()+" }}"))
+		}
+	case *parse.IfNode:
+		c.branch(&x.BranchNode, dot, "if")
+	case *parse.WithNode:
+		c.branch(&x.BranchNode, dot, "with")
+	case *parse.RangeNode:
+		c.branch(&x.BranchNode, dot, "range")
+	case *parse.TemplateNode:
+		c.report(int(x.Pos), "{{ template }} is not supported: a value is a single template")
+	}
+}
+
+func (c *checker) branch(b *parse.BranchNode, dot shape, kind string) {
+	c.pushScope()
+	defer c.popScope()
+	res := c.pipeNoDecl(b.Pipe, dot)
+	inner := dot
+	switch kind {
+	case "with":
+		inner = res.sh
+		if !res.known {
+			inner = shape{}
+		}
+	case "range":
+		inner = shape{}
+		if res.known && res.sh.s != nil {
+			s := res.sh.s
+			switch {
+			case s.Type == "array" && s.Items != nil:
+				inner = shape{s: s.Items, path: res.sh.path + "[*]"}
+			case s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
+				inner = shape{s: s.AdditionalProperties.Structural, path: res.sh.path + "[*]"}
+			}
+		}
+	}
+	// Declarations: `with $x := P`, `range $i, $e := P`.
+	decl := b.Pipe.Decl
+	switch {
+	case kind == "range" && len(decl) == 2:
+		c.declare(decl[0].Ident[0], shape{})
+		c.declare(decl[1].Ident[0], inner)
+	case kind == "range" && len(decl) == 1:
+		c.declare(decl[0].Ident[0], inner)
+	case len(decl) == 1:
+		c.declare(decl[0].Ident[0], res.sh)
+	}
+	c.pushScope()
+	c.list(b.List, inner)
+	c.popScope()
+	c.pushScope()
+	c.list(b.ElseList, dot)
+	c.popScope()
+}
+
+// pipe checks a pipeline and binds its declared variable.
+func (c *checker) pipe(p *parse.PipeNode, dot shape) argInfo {
+	res := c.pipeNoDecl(p, dot)
+	if len(p.Decl) == 1 {
+		sh := res.sh
+		if !res.known {
+			sh = shape{}
+		}
+		if p.IsAssign {
+			c.assign(p.Decl[0].Ident[0], sh)
+		} else {
+			c.declare(p.Decl[0].Ident[0], sh)
+		}
+	}
+	return res
+}
+
+func (c *checker) pipeNoDecl(p *parse.PipeNode, dot shape) argInfo {
+	var res argInfo
+	for i, cmd := range p.Cmds {
+		var piped *argInfo
+		if i > 0 {
+			prev := res
+			piped = &prev
+		}
+		res = c.command(cmd, dot, piped)
+	}
+	return res
+}
+
+func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) argInfo {
+	if len(cmd.Args) == 0 {
+		return argInfo{}
+	}
+	first := cmd.Args[0]
+	id, isFunc := first.(*parse.IdentifierNode)
+	if !isFunc {
+		if len(cmd.Args) > 1 || piped != nil {
+			c.report(startOf(c.src, first), fmt.Sprintf("%s is not a function; it takes no arguments", first))
+		}
+		if _, ok := first.(*parse.NilNode); ok {
+			c.report(int(first.Position()), "nil is not a value a template can print")
+		}
+		return c.arg(first, dot)
+	}
+	info := c.function(id)
+	args := cmd.Args[1:]
+	infos := make([]argInfo, len(args))
+	for i, a := range args {
+		infos[i] = c.arg(a, dot)
+	}
+	if info == nil {
+		return argInfo{}
+	}
+	name := id.Ident
+	if piped != nil && info.pipeFirst {
+		c.report(int(id.Pos), pipeMessage(name))
+	}
+	n := len(args)
+	if piped != nil {
+		n++
+	}
+	if lo, hi := arity(info); n < lo || (hi >= 0 && n > hi) {
+		c.report(int(id.Pos), fmt.Sprintf("%s takes %s, got %d%s", name, describeArity(lo, hi), n, pipeNote(piped)))
+		return argInfo{}
+	}
+	if info.fn != nil {
+		ft := reflect.TypeOf(info.fn)
+		for i, a := range args {
+			c.argType(name, paramType(ft, i), a, infos[i])
+		}
+		if piped != nil {
+			c.argType(name, paramType(ft, n-1), piped.node, *piped)
+		}
+	}
+	if name == "cronToMap" {
+		c.cronToMap = append(c.cronToMap, id)
+	}
+	return argInfo{node: cmd}
+}
+
+// function resolves a function name, reporting unknown and forbidden ones.
+func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
+	name := id.Ident
+	info, ok := funcs[name]
+	switch {
+	case name == "call":
+		c.report(int(id.Pos), "call is not supported: templates call only the listed functions")
+		return nil
+	case !ok:
+		msg := fmt.Sprintf("unknown function %q", name)
+		if d := katalog.DidYouMean(name, FuncNames()); d != "" {
+			msg += d
+		} else {
+			msg += ": the legacy adapter knows only the functions listed in its README section; write this value in CEL (${…}) to do more"
+		}
+		c.report(int(id.Pos), msg)
+		return nil
+	case info.random && !c.random:
+		c.report(int(id.Pos), fmt.Sprintf("%s makes a new value at every evaluation, so the object would change on every reconcile (drift); use it only in the data of a secret with once: true", name))
+	}
+	return info
+}
+
+// arg checks an argument and says what it is.
+func (c *checker) arg(n parse.Node, dot shape) argInfo {
+	switch x := n.(type) {
+	case *parse.FieldNode:
+		return argInfo{sh: c.fields(dot, x.Ident, fieldOffsets(c.src, x), "."+strings.Join(x.Ident, ".")), node: n, fieldLike: true, known: true}
+	case *parse.VariableNode:
+		base := c.lookupVar(x.Ident[0])
+		offs := variableOffsets(c.src, x)
+		return argInfo{sh: c.fields(base, x.Ident[1:], offs, x.String()), node: n, fieldLike: true, known: true}
+	case *parse.ChainNode:
+		base := c.arg(x.Node, dot)
+		sh := shape{}
+		if base.known && base.fieldLike {
+			sh = base.sh
+		}
+		return argInfo{sh: c.fields(sh, x.Field, chainOffsets(c.src, x), x.String()), node: n, fieldLike: true, known: true}
+	case *parse.DotNode:
+		return argInfo{sh: dot, node: n, fieldLike: true, known: true}
+	case *parse.PipeNode:
+		res := c.pipeNoDecl(x, dot)
+		res.node = n
+		return res
+	case *parse.IdentifierNode:
+		// A function called without arguments.
+		if info := c.function(x); info != nil {
+			if lo, hi := arity(info); lo > 0 {
+				c.report(int(x.Pos), fmt.Sprintf("%s takes %s, got 0; call it in parentheses with its arguments: (%s …)", x.Ident, describeArity(lo, hi), x.Ident))
+			}
+		}
+		return argInfo{node: n}
+	}
+	return argInfo{node: n}
+}
+
+// fields follows a field chain from base, reporting the first wrong step at
+// its offset.
+func (c *checker) fields(base shape, segs []string, offs []int, ref string) shape {
+	sh := base
+	for i, seg := range segs {
+		next, prob := child(sh, seg, c.version)
+		if prob != nil {
+			written := ref
+			if i < len(segs)-1 {
+				written = refPrefix(ref, segs, i)
+			}
+			switch prob.kind {
+			case unknownField:
+				c.report(offs[i], "unknown field "+written+": "+prob.msg)
+			case noFields:
+				c.report(offs[i], written+": "+prob.msg)
+			default:
+				c.report(offs[i], prob.msg)
+			}
+			return shape{}
+		}
+		sh = next
+	}
+	return sh
+}
+
+// refPrefix cuts a reference as written after segment i.
+func refPrefix(ref string, segs []string, i int) string {
+	tail := ""
+	for _, s := range segs[i+1:] {
+		tail += "." + s
+	}
+	return strings.TrimSuffix(ref, tail)
+}
+
+// argType checks an argument against the Go parameter type it is passed to.
+func (c *checker) argType(fn string, pt reflect.Type, n parse.Node, info argInfo) {
+	if pt == nil || n == nil || pt.Kind() == reflect.Interface {
+		return
+	}
+	k := pt.Kind()
+	want := goKind(pt)
+	switch x := n.(type) {
+	case *parse.StringNode:
+		if k != reflect.String {
+			c.report(int(x.Pos), fmt.Sprintf("%s takes %s here, got the string %s", fn, want, x))
+		}
+		return
+	case *parse.NumberNode:
+		switch {
+		case isIntKind(k) && x.IsInt, (k == reflect.Float32 || k == reflect.Float64) && x.IsFloat:
+		default:
+			c.report(int(x.Pos), fmt.Sprintf("%s takes %s here, got the number %s", fn, want, x))
+		}
+		return
+	case *parse.BoolNode:
+		if k != reflect.Bool {
+			c.report(int(x.Pos), fmt.Sprintf("%s takes %s here, got %s", fn, want, x))
+		}
+		return
+	}
+	if !info.fieldLike {
+		return
+	}
+	if isIntKind(k) {
+		c.report(startOf(c.src, n), fmt.Sprintf("%s takes a literal number here; %s is a value of the object (int64), which text/template cannot pass to it", fn, n))
+		return
+	}
+	if !info.known || info.sh.s == nil {
+		return
+	}
+	s := info.sh.s
+	switch {
+	case k == reflect.String && s.Type != "string" && !s.XIntOrString && s.Type != "":
+		c.report(startOf(c.src, n), fmt.Sprintf("%s takes a string, but %s is %s; convert it with (toString %s)", fn, info.sh.path, schemaKind(s), n))
+	case k == reflect.Bool && s.Type != "boolean" && s.Type != "":
+		c.report(startOf(c.src, n), fmt.Sprintf("%s takes a boolean, but %s is %s", fn, info.sh.path, schemaKind(s)))
+	}
+}
+
+func isIntKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
+func goKind(t reflect.Type) string {
+	switch k := t.Kind(); {
+	case k == reflect.String:
+		return "a string"
+	case isIntKind(k):
+		return "an integer"
+	case k == reflect.Float32 || k == reflect.Float64:
+		return "a number"
+	case k == reflect.Bool:
+		return "a boolean"
+	case k == reflect.Slice:
+		return "a list"
+	case k == reflect.Map:
+		return "a map"
+	}
+	return t.String()
+}
+
+func paramType(ft reflect.Type, i int) reflect.Type {
+	n := ft.NumIn()
+	if ft.IsVariadic() && i >= n-1 {
+		return ft.In(n - 1).Elem()
+	}
+	if i < n {
+		return ft.In(i)
+	}
+	return nil
+}
+
+func arity(info *funcInfo) (lo, hi int) {
+	if info.fn == nil {
+		return info.min, info.max
+	}
+	ft := reflect.TypeOf(info.fn)
+	n := ft.NumIn()
+	if ft.IsVariadic() {
+		return n - 1, -1
+	}
+	return n, n
+}
+
+func describeArity(lo, hi int) string {
+	plural := func(n int) string {
+		if n == 1 {
+			return "1 argument"
+		}
+		return fmt.Sprintf("%d arguments", n)
+	}
+	switch {
+	case hi == lo:
+		return plural(lo)
+	case hi < 0:
+		return "at least " + plural(lo)
+	}
+	return fmt.Sprintf("%d to %d arguments", lo, hi)
+}
+
+func pipeNote(piped *argInfo) string {
+	if piped != nil {
+		return " (counting the piped value, which is passed last)"
+	}
+	return ""
+}
+
+func pipeMessage(name string) string {
+	switch name {
+	case "ternary":
+		return "ternary takes the condition first (ternary COND A B); in the pipe form the piped value would become the false value; write {{ ternary COND A B }}"
+	case "getOr", "getStringOr", "getIntOr", "getBoolOr", "coalesce":
+		return fmt.Sprintf("%s takes the value first; in the pipe form the piped value would come last and lose; write {{ X | default FALLBACK }} or {{ %s X FALLBACK }}", name, name)
+	}
+	return fmt.Sprintf("%s takes the value it works on first; in the pipe form the piped value is passed last, which changes the meaning; write the call form, e.g. {{ %s .spec.x … }}", name, name)
+}
+
+// ── offsets of field segments ───────────────────────────────────────────────
+
+// startOf is the offset where a node's text starts (text/template records
+// chains at their second part).
+func startOf(src string, n parse.Node) int {
+	switch x := n.(type) {
+	case *parse.FieldNode:
+		if offs := fieldOffsets(src, x); len(offs) > 0 && offs[0] > 0 {
+			return offs[0] - 1
+		}
+	case *parse.VariableNode:
+		if len(x.Ident) > 1 {
+			if start := int(x.Pos) - len(x.Ident[0]); start >= 0 && strings.HasPrefix(src[start:], x.Ident[0]) {
+				return start
+			}
+		}
+	case *parse.ChainNode:
+		if p := int(x.Node.Position()); p > 0 && src[p-1] == '(' {
+			return p - 1
+		}
+		return int(x.Node.Position())
+	}
+	return int(n.Position())
+}
+
+// fieldOffsets returns, for each segment of a field chain, the byte offset
+// of its name. text/template records the position of a multi-segment field
+// at its second segment.
+func fieldOffsets(src string, f *parse.FieldNode) []int {
+	pos := int(f.Pos)
+	start := pos
+	if len(f.Ident) > 1 {
+		start = pos - 1 - len(f.Ident[0])
+	}
+	if start < 0 || !strings.HasPrefix(src[start:], "."+f.Ident[0]) {
+		start = -1
+	}
+	return segmentOffsets(start, pos, f.Ident)
+}
+
+func variableOffsets(src string, v *parse.VariableNode) []int {
+	pos := int(v.Pos)
+	start := pos
+	if len(v.Ident) > 1 {
+		start = pos - len(v.Ident[0])
+	}
+	if start < 0 || !strings.HasPrefix(src[start:], v.Ident[0]) {
+		start = -1
+	}
+	if start >= 0 {
+		start += len(v.Ident[0])
+	}
+	return segmentOffsets(start, pos, v.Ident[1:])
+}
+
+func chainOffsets(src string, ch *parse.ChainNode) []int {
+	pos := int(ch.Pos)
+	start := pos
+	if len(ch.Field) == 0 || pos >= len(src) || !strings.HasPrefix(src[pos:], "."+ch.Field[0]) {
+		start = -1
+	}
+	return segmentOffsets(start, pos, ch.Field)
+}
+
+// segmentOffsets lays segments out from start (the dot of the first one);
+// start < 0 means unknown: every segment then points at fallback.
+func segmentOffsets(start, fallback int, segs []string) []int {
+	offs := make([]int, len(segs))
+	for i, s := range segs {
+		if start < 0 {
+			offs[i] = fallback
+			continue
+		}
+		offs[i] = start + 1
+		start += 1 + len(s)
+	}
+	return offs
+}
+
+// plainRef returns the field path of a template that is exactly one field
+// reference (`{{ .spec.x }}` or `{{ $.spec.x }}`, whitespace around it), or
+// nil.
+func plainRef(root *parse.ListNode) []string {
+	act := soleAction(root)
+	if act == nil || len(act.Pipe.Decl) != 0 || len(act.Pipe.Cmds) != 1 || len(act.Pipe.Cmds[0].Args) != 1 {
+		return nil
+	}
+	switch x := act.Pipe.Cmds[0].Args[0].(type) {
+	case *parse.FieldNode:
+		return x.Ident
+	case *parse.VariableNode:
+		if x.Ident[0] == "$" && len(x.Ident) > 1 {
+			return x.Ident[1:]
+		}
+	}
+	return nil
+}
+
+// soleAction returns the only action of a template (whitespace text around
+// it allowed), or nil.
+func soleAction(root *parse.ListNode) *parse.ActionNode {
+	var act *parse.ActionNode
+	for _, n := range root.Nodes {
+		switch x := n.(type) {
+		case *parse.TextNode:
+			if strings.TrimSpace(string(x.Text)) != "" {
+				return nil
+			}
+		case *parse.ActionNode:
+			if act != nil {
+				return nil
+			}
+			act = x
+		default:
+			return nil
+		}
+	}
+	return act
+}

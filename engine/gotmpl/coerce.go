@@ -1,0 +1,264 @@
+package gotmpl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
+	"github.com/orkspace/orkestra-cel/engine"
+)
+
+// How a rendered string becomes a value. The mode is chosen once at load
+// from the context (engine.Coerce and the expected type).
+type coerceMode int
+
+const (
+	modeString coerceMode = iota
+	modeInteger
+	modeNumber
+	modeBoolean
+	modeObject
+	modeArray
+	modeIntOrString
+	modeGuess
+)
+
+type coercion struct {
+	mode coerceMode
+	// emptyNull: an empty rendering is null (CoerceGuess, as the original
+	// did); otherwise an empty rendering into a non-string typed target
+	// leaves the field unset (engine.ErrAbsent).
+	emptyNull bool
+}
+
+// coercionFor picks the coercion for a target. A target whose schema gives
+// a type is parsed as that type, whatever ctx.Coerce says: guessing existed
+// in the original engine only so that numbers and booleans reached typed
+// fields as numbers and booleans.
+func coercionFor(ctx *engine.Context) coercion {
+	c := coercion{emptyNull: ctx.Coerce == engine.CoerceGuess}
+	s := ctx.Expected
+	switch {
+	case s == nil:
+		if ctx.Coerce == engine.CoerceGuess {
+			c.mode = modeGuess
+		} else {
+			c.mode = modeString
+		}
+	case s.XIntOrString:
+		c.mode = modeIntOrString
+	case s.Type == "string":
+		c.mode = modeString
+	case s.Type == "integer":
+		c.mode = modeInteger
+	case s.Type == "number":
+		c.mode = modeNumber
+	case s.Type == "boolean":
+		c.mode = modeBoolean
+	case s.Type == "object":
+		c.mode = modeObject
+	case s.Type == "array":
+		c.mode = modeArray
+	default: // x-kubernetes-preserve-unknown-fields without a type
+		c.mode = modeGuess
+	}
+	return c
+}
+
+func describeMode(m coerceMode) string {
+	switch m {
+	case modeString:
+		return "a string"
+	case modeInteger:
+		return "an integer"
+	case modeNumber:
+		return "a number"
+	case modeBoolean:
+		return "a boolean"
+	case modeObject:
+		return "an object"
+	case modeArray:
+		return "a list"
+	case modeIntOrString:
+		return "an integer or a string"
+	}
+	return "anything"
+}
+
+// coerce turns a rendered template (already trimmed, `<no value>` removed)
+// into a value.
+func (c coercion) coerce(out string) (any, error) {
+	if strings.HasPrefix(out, cronMapSentinel) {
+		return decodeJSON(strings.TrimPrefix(out, cronMapSentinel))
+	}
+	if c.mode == modeGuess {
+		return guess(out), nil
+	}
+	s := out
+	if c.mode != modeString {
+		s = strings.TrimSpace(out)
+	}
+	if s == "" {
+		switch {
+		case c.emptyNull:
+			return nil, nil
+		case c.mode == modeString:
+			return "", nil
+		}
+		return nil, engine.ErrAbsent
+	}
+	switch c.mode {
+	case modeString:
+		return s, nil
+	case modeInteger:
+		return parseInteger(s)
+	case modeNumber:
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i, nil
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("rendered %q, which is not a number", s)
+		}
+		return f, nil
+	case modeBoolean:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, fmt.Errorf("rendered %q, which is not a boolean (true, false, 1, 0, t, f, TRUE, FALSE, True, False)", s)
+		}
+		return b, nil
+	case modeIntOrString:
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i, nil
+		}
+		return s, nil
+	case modeObject, modeArray:
+		v, err := decodeJSON(s)
+		if err != nil {
+			return nil, fmt.Errorf("rendered %q, which is not %s in JSON (render it with toJson)", shorten(s), describeMode(c.mode))
+		}
+		if _, ok := v.(map[string]any); c.mode == modeObject && !ok {
+			return nil, fmt.Errorf("rendered %q, which is not a JSON object", shorten(s))
+		}
+		if _, ok := v.([]any); c.mode == modeArray && !ok {
+			return nil, fmt.Errorf("rendered %q, which is not a JSON list", shorten(s))
+		}
+		return v, nil
+	}
+	return s, nil
+}
+
+// parseInteger parses a rendered integer: strconv.ParseInt after trimming,
+// and, for values that a float64 field renders (1e+06, 3.0), a float that
+// is a whole number.
+func parseInteger(s string) (any, error) {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+		return int64(f), nil
+	}
+	return nil, fmt.Errorf("rendered %q, which is not an integer", s)
+}
+
+// guess is the original engine's TryCoerceString for untyped targets:
+// integer, then float, then boolean (strconv.ParseBool: "t", "F", "TRUE"…),
+// then a JSON object or list, else the string; empty is null. NaN and
+// infinities stay strings (JSON cannot hold them; the original failed).
+func guess(s string) any {
+	if s == "" {
+		return nil
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f
+	}
+	if b, err := strconv.ParseBool(s); err == nil {
+		return b
+	}
+	if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') {
+		if v, err := decodeJSON(t); err == nil {
+			return v
+		}
+	}
+	return s
+}
+
+// decodeJSON decodes JSON into plain values, whole numbers as int64.
+func decodeJSON(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after JSON value")
+	}
+	return plainNumbers(v), nil
+}
+
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plainNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = plainNumbers(e)
+		}
+	}
+	return v
+}
+
+func shorten(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
+
+// finish turns raw template output into the rendered string: trimmed, then
+// every "<no value>" (a missing key) removed — in that order, as the
+// original did, so "{{ .spec.missing }} x" renders " x".
+func finish(raw []byte) string {
+	return strings.ReplaceAll(string(bytes.TrimSpace(raw)), "<no value>", "")
+}
+
+// schemaKind describes a schema for messages.
+func schemaKind(s *structuralschema.Structural) string {
+	switch {
+	case s == nil:
+		return "anything"
+	case s.XIntOrString:
+		return "an integer or a string"
+	case s.Type == "string":
+		return "a string"
+	case s.Type == "integer":
+		return "an integer"
+	case s.Type == "number":
+		return "a number"
+	case s.Type == "boolean":
+		return "a boolean"
+	case s.Type == "array":
+		return "a list"
+	case s.Type == "object":
+		return "an object"
+	}
+	return "anything"
+}
