@@ -349,7 +349,11 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 				continue
 			}
 			if _, ok := conv.Route(a, b); !ok {
-				c.errorf(e.Conversion.Pos, "conversion.paths", "no conversion from %s to %s: add a path from %s to %s, or paths %s→%s and %s→%s through the storage version", a, b, a, b, a, crd.StorageVersion, crd.StorageVersion, b)
+				hint := fmt.Sprintf("add a path from %s to %s", a, b)
+				if a != crd.StorageVersion && b != crd.StorageVersion {
+					hint += fmt.Sprintf(", or paths %s→%s and %s→%s through the storage version", a, crd.StorageVersion, crd.StorageVersion, b)
+				}
+				c.errorf(e.Conversion.Pos, "conversion.paths", "no conversion from %s to %s: %s", a, b, hint)
 			}
 		}
 	}

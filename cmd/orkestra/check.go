@@ -26,10 +26,18 @@ summary when the katalog is clean, and 1 with one line per problem otherwise.`,
 				return err
 			}
 			s := plan.Stats
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s — %d entries, %d expressions, %d conversion paths\n", plan.Katalog.File, s.Entries, s.Expressions, s.Paths)
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s — %s, %s, %s\n", plan.Katalog.File,
+				plural(s.Entries, "entry", "entries"), plural(s.Expressions, "expression", "expressions"), plural(s.Paths, "conversion path", "conversion paths"))
 			return nil
 		},
 	}
 	kf.register(cmd)
 	return cmd
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/spf13/cobra"
@@ -65,8 +66,20 @@ func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
 	return plan, nil
 }
 
+// printDiagnostics prints diagnostics in file and position order.
 func printDiagnostics(w io.Writer, diags katalog.Diagnostics) {
-	for _, d := range diags {
+	sorted := append(katalog.Diagnostics(nil), diags...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i].Pos, sorted[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	for _, d := range sorted {
 		fmt.Fprintln(w, d.Error())
 	}
 }

@@ -1,0 +1,94 @@
+package engine_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// largeKatalog writes a katalog of n entries with 20 expressions each
+// (deployment, service, configMap fields and conditions, status).
+func largeKatalog(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	crd, err := os.ReadFile("testdata/crd.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), crd, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	sb.WriteString("apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nspec:\n  crds:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&sb, `    app-%d:
+      crdFile: ./crd.yaml
+      apiTypes: {group: test.orkestra.io, version: v1, kind: App}
+      operatorBox:
+        status:
+          fields:
+            - {path: phase, value: "${self.spec.?tier.orValue('free') == 'pro' ? 'Premium' : 'Standard'}"}
+            - {path: ready, value: "${self.spec.?replicas.orValue(1)}"}
+        onReconcile:
+          deployments:
+            - name: "${self.metadata.name}-%d"
+              image: "${self.spec.image}"
+              replicas: "${self.spec.?replicas.orValue(1) + 1}"
+              labels:
+                app: "${self.metadata.name}"
+                tier: "${self.spec.?tier.orValue('free')}"
+              when: "self.spec.image != ''"
+          services:
+            - name: "${self.metadata.name}-svc-%d"
+              port: "${self.spec.?replicas.orValue(80)}"
+              targetPort: "${self.spec.?replicas.orValue(8080)}"
+              type: "${self.spec.?tier.orValue('free') == 'pro' ? 'LoadBalancer' : 'ClusterIP'}"
+              when: "self.spec.?tier.orValue('free') != 'free'"
+          configMaps:
+            - name: "${self.metadata.name}-cfg-%d"
+              data:
+                hosts: "${self.spec.?bounded.orValue([]).join(',')}"
+                image: "${self.spec.image.lowerAscii()}"
+                ns: "${self.metadata.namespace}"
+                size: "${string(self.spec.?replicas.orValue(0) * 2)}"
+                banner: "${self.metadata.name} runs ${self.spec.image}"
+              when: "self.spec.?bounded.orValue([]).size() < 5"
+`, i, i, i, i)
+	}
+	p := filepath.Join(dir, "k.yaml")
+	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkLoadAndCompileLarge loads and compiles a 100-entry katalog of
+// 2000 expressions; it reports time and allocations per expression.
+func BenchmarkLoadAndCompileLarge(b *testing.B) {
+	p := largeKatalog(b, 100)
+	be := backends(b)
+	var exprs int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k, diags := katalog.Load(p)
+		if diags.HasErrors() {
+			b.Fatal(diags)
+		}
+		plan, cdiags := engine.Compile(k, be, engine.CompileOptions{})
+		if cdiags.HasErrors() {
+			b.Fatal(cdiags)
+		}
+		exprs = plan.Stats.Expressions
+	}
+	b.StopTimer()
+	if exprs != 2000 {
+		b.Fatalf("compiled %d expressions, want 2000", exprs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(exprs), "ns/expr")
+}

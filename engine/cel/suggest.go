@@ -1,0 +1,93 @@
+package cel
+
+import (
+	"sort"
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+)
+
+// suggestions returns the candidates close to name: within Levenshtein
+// distance 2, or one a prefix of the other, best first, at most three.
+func suggestions(name string, candidates []string) []string {
+	type scored struct {
+		s string
+		d int
+	}
+	var found []scored
+	seen := map[string]bool{}
+	lname := strings.ToLower(strings.Trim(name, "`"))
+	for _, c := range candidates {
+		if seen[c] || c == name {
+			continue
+		}
+		seen[c] = true
+		lc := strings.ToLower(strings.Trim(c, "`"))
+		d := levenshtein(lname, lc)
+		maxD := 2
+		if len(lname) <= 3 {
+			maxD = 1
+		}
+		switch {
+		case d <= maxD:
+		case len(lname) >= 3 && len(lc) >= 3 && (strings.HasPrefix(lc, lname) || strings.HasPrefix(lname, lc)):
+			d = 3
+		default:
+			continue
+		}
+		found = append(found, scored{c, d})
+	}
+	sort.SliceStable(found, func(i, j int) bool {
+		if found[i].d != found[j].d {
+			return found[i].d < found[j].d
+		}
+		return found[i].s < found[j].s
+	})
+	var out []string
+	for i := 0; i < len(found) && i < 3; i++ {
+		out = append(out, found[i].s)
+	}
+	return out
+}
+
+// didYouMean returns "; did you mean x?" (or nothing).
+func didYouMean(name string, candidates []string) string {
+	s := suggestions(name, candidates)
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return "; did you mean " + s[0] + "?"
+	}
+	return "; did you mean " + strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1] + "?"
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func propNames(s *structuralschema.Structural) []string {
+	names := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
