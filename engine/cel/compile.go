@@ -77,7 +77,6 @@ type step struct {
 // compile time: the data key to read and the schema of what it finds.
 type fastStep struct {
 	key  string
-	kind kind // kind of the node being read from
 	next *node
 	// object: a null value is absent
 	object bool
@@ -226,13 +225,13 @@ func resolveSteps(root *node, steps []step) []fastStep {
 			if pr == nil {
 				return nil
 			}
-			out = append(out, fastStep{key: pr.name, kind: kObject, next: pr.n, object: true})
+			out = append(out, fastStep{key: pr.name, next: pr.n, object: true})
 			n = pr.n
 		case kMap:
-			out = append(out, fastStep{key: s.name, kind: kMap, next: n.elem})
+			out = append(out, fastStep{key: s.name, next: n.elem})
 			n = n.elem
 		case kDyn:
-			out = append(out, fastStep{key: s.name, kind: kDyn, next: dynNode})
+			out = append(out, fastStep{key: s.name, next: dynNode})
 			n = dynNode
 		default:
 			return nil
