@@ -37,6 +37,16 @@ test: lint build ## everything CI runs: lint, race tests against a real API serv
 	KUBEBUILDER_ASSETS="$$(GO=$(GO) hack/envtest-assets.sh)"; export KUBEBUILDER_ASSETS; \
 	  $(GO) test -race -count=1 -timeout 40m ./...
 	$(MAKE) --no-print-directory check-examples
+	$(MAKE) --no-print-directory conformance
+
+.PHONY: conformance
+conformance: build ## the conformance suite, a real API server included, on every example katalog (JUnit in bin/conformance/)
+	@mkdir -p $(BIN)/conformance
+	KUBEBUILDER_ASSETS="$$(GO=$(GO) hack/envtest-assets.sh)"; export KUBEBUILDER_ASSETS; \
+	  for k in $(EXAMPLES); do \
+	    d=$$(dirname $$k); \
+	    $(BIN)/orkestra conformance --apiserver -f $$k --junit $(BIN)/conformance/$$(basename $$d).xml $$d/*.yaml; \
+	  done
 
 .PHONY: bench
 bench: ## run the benchmarks (ratios against baselines measured in the same run)

@@ -63,14 +63,17 @@ when it is read at the second document's apiVersion.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			start := time.Now()
+			// Problems go into the report; warnings of a katalog that
+			// compiles go to stderr.
 			var diags bytes.Buffer
-			plan, err := kf.compile(io.MultiWriter(cmd.ErrOrStderr(), &diags))
+			plan, err := kf.compile(&diags)
 			if errors.Is(err, errProblems) {
 				file := ""
 				if len(kf.files) > 0 {
 					file = kf.files[0]
 				}
 				report := conformance.CompileFailure(file, strings.Split(strings.TrimSpace(diags.String()), "\n"), time.Since(start))
+				report.Seed, report.Count = seed, max(count, 0)
 				if err := report.WriteText(out); err != nil {
 					return err
 				}
@@ -82,6 +85,7 @@ when it is read at the second document's apiVersion.`,
 			if err != nil {
 				return err
 			}
+			_, _ = io.Copy(cmd.ErrOrStderr(), &diags)
 			opts := conformance.Options{
 				Count:          count,
 				Seed:           seed,
@@ -115,7 +119,10 @@ when it is read at the second document's apiVersion.`,
 				// suite reports what matters.
 				ctrllog.SetLogger(logr.Discard())
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			// A signal — SIGPIPE too, when the output is piped into a
+			// command that exits early — stops the run cleanly, so that
+			// kube-apiserver and etcd are stopped as well.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 			defer stop()
 			if timeout > 0 {
 				var cancel context.CancelFunc
@@ -145,7 +152,7 @@ when it is read at the second document's apiVersion.`,
 	f.IntVar(&apiCount, "apiserver-count", conformance.DefaultAPIServerCount, "generated objects per served version written to the API server, besides the samples")
 	f.StringVar(&assets, "assets", "", "directory holding kube-apiserver and etcd (default $KUBEBUILDER_ASSETS, else hack/envtest-assets.sh of an Orkestra checkout)")
 	f.StringArrayVar(&golden, "golden", nil, "file of expected conversions: pairs of documents, an object then the object expected at the second's apiVersion (repeatable)")
-	f.DurationVar(&timeout, "timeout", 20*time.Minute, "give up after this long (0: no limit)")
+	f.DurationVar(&timeout, "timeout", 0, "give up after this long (0: no limit; every API server operation has its own time limit)")
 	return cmd
 }
 

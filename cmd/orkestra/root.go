@@ -95,6 +95,6 @@ type-checked against the CRD's schema when the katalog loads.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newCheckCmd(), newVersionCmd(), newConvertCmd())
+	root.AddCommand(newCheckCmd(), newVersionCmd(), newConvertCmd(), newConformanceCmd())
 	return root
 }

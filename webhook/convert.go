@@ -1,0 +1,600 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Converter converts one object to desiredAPIVersion (group/version). It is
+// implemented by engine/conversion.Converter. It must not change metadata
+// other than labels and annotations; the handler checks.
+type Converter interface {
+	Convert(obj *unstructured.Unstructured, desiredAPIVersion string) (*unstructured.Unstructured, error)
+}
+
+// KindHandler is optionally implemented by a Converter that can tell which
+// kinds it converts; objects of other kinds fail before conversion.
+type KindHandler interface {
+	Handles(gk schema.GroupKind) bool
+}
+
+// DefaultMaxRequestBytes is the largest ConversionReview body accepted by
+// default: 3 MiB, the API server's own request size limit.
+const DefaultMaxRequestBytes = 3 << 20
+
+// ConvertOptions configure a ConvertHandler.
+type ConvertOptions struct {
+	// MaxRequestBytes bounds the request body (default DefaultMaxRequestBytes).
+	MaxRequestBytes int64
+	// Metrics records every converted object; nil records nothing.
+	Metrics *Metrics
+	// Served lists the kinds and versions the katalog serves. When set,
+	// objects of other kinds or versions fail before conversion with a
+	// message listing the served ones, and metrics label them "unknown".
+	Served []schema.GroupVersionKind
+	Log    logr.Logger
+}
+
+// ConvertHandler serves POST /convert: ConversionReview apiextensions.k8s.io/v1
+// and v1beta1.
+//
+//   - The response is in the request's review version, with its uid, and the
+//     converted objects in request order, each with apiVersion set to the
+//     desired one. An object already at the desired version is returned
+//     byte for byte.
+//   - If any object fails (unknown kind or version, an evaluation error, a
+//     converter panic, a change to metadata other than labels and
+//     annotations), the review fails: HTTP 200, result.status Failure, a
+//     message naming the object, and no converted objects.
+//   - A request that is not a ConversionReview gets 400 (malformed JSON, no
+//     request, unknown review version), 405 (not POST), 413 (body over
+//     MaxRequestBytes) or 415 (Content-Type not application/json).
+type ConvertHandler struct {
+	conv    Converter
+	kinds   KindHandler
+	max     int64
+	metrics *Metrics
+	served  map[schema.GroupKind][]string // nil: not checked
+	log     logr.Logger
+	bufs    sync.Pool
+}
+
+// NewConvertHandler returns the /convert handler for conv.
+func NewConvertHandler(conv Converter, opts ConvertOptions) *ConvertHandler {
+	h := &ConvertHandler{conv: conv, max: opts.MaxRequestBytes, metrics: opts.Metrics, log: opts.Log}
+	if h.max <= 0 {
+		h.max = DefaultMaxRequestBytes
+	}
+	h.kinds, _ = conv.(KindHandler)
+	if len(opts.Served) > 0 {
+		h.served = map[schema.GroupKind][]string{}
+		for _, gvk := range opts.Served {
+			gk := gvk.GroupKind()
+			if !slices.Contains(h.served[gk], gvk.Version) {
+				h.served[gk] = append(h.served[gk], gvk.Version)
+			}
+		}
+	}
+	h.bufs.New = func() any { return new(buffers) }
+	return h
+}
+
+// buffers are reused across requests.
+type buffers struct {
+	body []byte
+	out  []byte
+	meta []metaField
+}
+
+// maxPooledBuffer keeps one huge review from pinning its buffers forever.
+const maxPooledBuffer = 4 << 20
+
+func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		httpError(w, http.StatusMethodNotAllowed, "method %s not allowed; /convert takes POST", r.Method)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, "Content-Type %q not supported; send application/json", r.Header.Get("Content-Type"))
+		return
+	}
+	if r.ContentLength > h.max {
+		httpError(w, http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, h.max)
+		return
+	}
+	bufs := h.bufs.Get().(*buffers)
+	defer func() {
+		if cap(bufs.body) <= maxPooledBuffer && cap(bufs.out) <= maxPooledBuffer {
+			clear(bufs.meta)
+			h.bufs.Put(bufs)
+		}
+	}()
+	body, err := readBody(bufs.body[:0], http.MaxBytesReader(w, r.Body, h.max), h.max)
+	bufs.body = body
+	switch {
+	case errors.Is(err, errTooLarge):
+		httpError(w, http.StatusRequestEntityTooLarge, "request body exceeds the limit of %d bytes", h.max)
+		return
+	case err != nil:
+		httpError(w, http.StatusBadRequest, "reading the request body: %v", err)
+		return
+	}
+	review, err := decodeReview(body)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	out, failure := h.convertReview(bufs, review)
+	w.Header().Set("Content-Type", "application/json")
+	if failure != "" {
+		h.log.Info("conversion failed", "uid", review.Request.UID, "desiredAPIVersion", review.Request.DesiredAPIVersion, "message", failure)
+		resp, err := json.Marshal(failureReview(review.APIVersion, review.Request.UID, failure))
+		if err != nil { // cannot happen: strings only
+			httpError(w, http.StatusInternalServerError, "encoding the response: %v", err)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(resp)+1))
+		_, _ = w.Write(append(resp, '\n'))
+		return
+	}
+	bufs.out = out
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	_, _ = w.Write(out)
+}
+
+var errTooLarge = errors.New("request body too large")
+
+// readBody reads at most limit bytes of body into buf.
+func readBody(buf []byte, body io.Reader, limit int64) ([]byte, error) {
+	var mbe *http.MaxBytesError
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, max(512, min(int(limit)+1-len(buf), cap(buf))))
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return buf, errTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if errors.As(err, &mbe) {
+			return buf, errTooLarge
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+func httpError(w http.ResponseWriter, code int, format string, args ...any) {
+	b, _ := json.Marshal(map[string]string{"error": fmt.Sprintf(format, args...)})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// convertReview converts every object of the review into bufs.out. It returns
+// the response body, or a failure message and no body.
+func (h *ConvertHandler) convertReview(bufs *buffers, review *apiextensionsv1.ConversionReview) (out []byte, failure string) {
+	req := review.Request
+	desired := req.DesiredAPIVersion
+	desiredGV, err := schema.ParseGroupVersion(desired)
+	if desired == "" || err != nil || desiredGV.Version == "" {
+		return nil, fmt.Sprintf("desiredAPIVersion %q is not a valid group/version", desired)
+	}
+	out = appendResponseHead(bufs.out[:0], review.APIVersion, req.UID)
+	c := objectConversion{h: h, bufs: bufs, desired: desired, desiredGV: desiredGV}
+	for i := range req.Objects {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if out, err = c.convert(out, i, req.Objects[i].Raw, req.Objects[i].Object); err != nil {
+			bufs.out = out[:0]
+			return nil, err.Error()
+		}
+	}
+	return appendResponseTail(out), ""
+}
+
+// objectConversion converts the objects of one review.
+type objectConversion struct {
+	h         *ConvertHandler
+	bufs      *buffers
+	desired   string
+	desiredGV schema.GroupVersion
+	// the metrics of the previous object, usually the same pair
+	lastKey  pairKey
+	lastPair *pairMetrics
+}
+
+// objectID names an object in messages: Kind namespace/name. It is read
+// before conversion, so that a converter changing its input cannot change it.
+type objectID struct {
+	index          int
+	kind, ns, name string
+}
+
+func idOf(i int, u *unstructured.Unstructured) objectID {
+	id := objectID{index: i}
+	id.kind, _ = u.Object["kind"].(string)
+	meta, _ := u.Object["metadata"].(map[string]any)
+	id.name, _ = meta["name"].(string)
+	id.ns, _ = meta["namespace"].(string)
+	return id
+}
+
+func (id objectID) String() string {
+	kind := id.kind
+	if kind == "" {
+		kind = "object"
+	}
+	switch {
+	case id.name == "":
+		return fmt.Sprintf("%s objects[%d]", kind, id.index)
+	case id.ns == "":
+		return kind + " " + id.name
+	}
+	return kind + " " + id.ns + "/" + id.name
+}
+
+func (c *objectConversion) convert(out []byte, i int, raw []byte, obj any) ([]byte, error) {
+	u, _ := obj.(*unstructured.Unstructured)
+	if u == nil {
+		return out, fmt.Errorf("objects[%d] is not a JSON object: %.64s", i, raw)
+	}
+	id := idOf(i, u)
+	apiVersion, _ := u.Object["apiVersion"].(string)
+	kind := id.kind
+	if apiVersion == "" || kind == "" {
+		return out, fmt.Errorf("%s has no apiVersion or kind", id)
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return out, fmt.Errorf("%s: apiVersion %q is not a valid group/version", id, apiVersion)
+	}
+	failf := func(format string, args ...any) error {
+		return fmt.Errorf("converting %s from %s to %s: %s", id, apiVersion, c.desired, fmt.Sprintf(format, args...))
+	}
+	gk := schema.GroupKind{Group: gv.Group, Kind: kind}
+
+	// Which kind and versions the katalog serves decides the metric labels.
+	key := pairKey{group: gv.Group, kind: kind, from: gv.Version, to: c.desiredGV.Version}
+	var unknown error
+	if c.h.served != nil {
+		versions, ok := c.h.served[gk]
+		switch {
+		case !ok:
+			key = pairKey{kind: UnknownLabel, from: UnknownLabel, to: UnknownLabel}
+			unknown = failf("kind %s is not served by this katalog (it serves %s)", gk, c.h.servedKinds())
+		case !slices.Contains(versions, gv.Version):
+			key.from = UnknownLabel
+			unknown = failf("version %s of %s is not served (served: %s)", gv.Version, gk, strings.Join(versions, ", "))
+		}
+		if !slices.Contains(versions, c.desiredGV.Version) && key.kind != UnknownLabel {
+			key.to = UnknownLabel
+			if unknown == nil {
+				unknown = failf("version %s of %s is not served (served: %s)", c.desiredGV.Version, gk, strings.Join(versions, ", "))
+			}
+		}
+	}
+	var pm *pairMetrics
+	if m := c.h.metrics; m != nil {
+		if c.lastPair != nil && c.lastKey == key {
+			pm = c.lastPair
+		} else {
+			pm = m.pair(key)
+			c.lastKey, c.lastPair = key, pm
+		}
+		pm.active.Inc()
+	}
+	start := time.Now()
+	out, err = c.convertObject(out, raw, u, id, gv, gk, apiVersion, unknown, failf)
+	if pm != nil {
+		pm.observe(time.Since(start), err == nil)
+		pm.active.Dec()
+	}
+	return out, err
+}
+
+func (c *objectConversion) convertObject(out []byte, raw []byte, u *unstructured.Unstructured, id objectID, gv schema.GroupVersion, gk schema.GroupKind, apiVersion string, unknown error, failf func(string, ...any) error) ([]byte, error) {
+	if apiVersion == c.desired {
+		return append(out, raw...), nil // same version: unchanged
+	}
+	if gv.Group != c.desiredGV.Group {
+		return out, failf("conversion cannot change the API group")
+	}
+	if unknown != nil {
+		return out, unknown
+	}
+	if c.h.kinds != nil && !c.h.kinds.Handles(gk) {
+		return out, failf("no conversion is declared for %s", gk)
+	}
+	snap := c.snapshot(u)
+	res, err := c.h.safeConvert(u, c.desired)
+	if err != nil {
+		if id.name != "" && strings.Contains(err.Error(), id.String()) {
+			return out, err // the converter's message names the object already
+		}
+		return out, failf("%v", err)
+	}
+	if res == nil || res.Object == nil {
+		return out, failf("the converter returned no object")
+	}
+	if err := checkResult(snap, res, u); err != nil {
+		return out, failf("%v", err)
+	}
+	res.Object["apiVersion"] = c.desired
+	mark := len(out)
+	out, err = appendJSON(out, res.Object)
+	if err != nil {
+		return out[:mark], failf("encoding the converted object: %v", err)
+	}
+	return out, nil
+}
+
+func (h *ConvertHandler) servedKinds() string {
+	var s []string
+	for gk, versions := range h.served {
+		s = append(s, gk.String()+" "+strings.Join(versions, ", "))
+	}
+	slices.Sort(s)
+	return strings.Join(s, "; ")
+}
+
+func (h *ConvertHandler) safeConvert(u *unstructured.Unstructured, desired string) (res *unstructured.Unstructured, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.log.Error(fmt.Errorf("%v", r), "converter panicked", "stack", string(debug.Stack()))
+			res, err = nil, fmt.Errorf("internal error: the converter panicked: %v", r)
+		}
+	}()
+	return h.conv.Convert(u, desired)
+}
+
+// The metadata guard. The API server rejects a converted object whose
+// metadata differs from the original anywhere but in labels and annotations;
+// the handler checks first, so that the failure names the field. The
+// snapshot is taken before conversion, as a deep copy, so that a converter
+// that changes its input in place is caught too.
+
+// metaField is one metadata field of the original object.
+type metaField struct {
+	key   string
+	value any
+}
+
+type metaSnapshot struct {
+	present bool
+	kind    any
+	fields  []metaField // all but labels and annotations
+	labels  []metaField
+	annots  []metaField
+}
+
+func (c *objectConversion) snapshot(u *unstructured.Unstructured) metaSnapshot {
+	s := metaSnapshot{kind: u.Object["kind"]}
+	meta, ok := u.Object["metadata"].(map[string]any)
+	if !ok {
+		s.present = u.Object["metadata"] != nil
+		s.fields = append(c.bufs.meta[:0], metaField{value: deepCopyJSON(u.Object["metadata"])})
+		c.bufs.meta = s.fields
+		return s
+	}
+	s.present = true
+	buf := c.bufs.meta[:0]
+	for k, v := range meta {
+		if k != "labels" && k != "annotations" {
+			buf = append(buf, metaField{k, deepCopyJSON(v)})
+		}
+	}
+	n := len(buf)
+	buf = appendStrings(buf, meta["labels"])
+	l := len(buf)
+	buf = appendStrings(buf, meta["annotations"])
+	c.bufs.meta = buf
+	s.fields, s.labels, s.annots = buf[:n], buf[n:l], buf[l:]
+	return s
+}
+
+func appendStrings(buf []metaField, v any) []metaField {
+	m, _ := v.(map[string]any)
+	for k, v := range m {
+		buf = append(buf, metaField{k, v})
+	}
+	return buf
+}
+
+// checkResult compares the converted object's kind and metadata with the
+// snapshot of the original.
+func checkResult(s metaSnapshot, res, orig *unstructured.Unstructured) error {
+	if !jsonEqual(res.Object["kind"], s.kind) {
+		return fmt.Errorf("the converter changed kind from %v to %v; a conversion keeps the kind", s.kind, res.Object["kind"])
+	}
+	rawMeta, present := res.Object["metadata"]
+	meta, isMap := rawMeta.(map[string]any)
+	if !isMap {
+		if present != s.present || len(s.fields) != 1 || !jsonEqual(rawMeta, s.fields[0].value) {
+			return errors.New("the converter changed metadata; a conversion may change only metadata.labels and metadata.annotations")
+		}
+		return nil
+	}
+	for _, f := range s.fields {
+		v, ok := meta[f.key]
+		if !ok {
+			return fmt.Errorf("the converter removed metadata.%s; a conversion may change only metadata.labels and metadata.annotations", f.key)
+		}
+		if !jsonEqual(v, f.value) {
+			return fmt.Errorf("the converter changed metadata.%s from %s to %s; a conversion may change only metadata.labels and metadata.annotations", f.key, brief(f.value), brief(v))
+		}
+	}
+	n := len(meta)
+	for _, k := range [...]string{"labels", "annotations"} {
+		if _, ok := meta[k]; ok {
+			n--
+		}
+	}
+	if n != len(s.fields) {
+		for k := range meta {
+			if k != "labels" && k != "annotations" && !slices.ContainsFunc(s.fields, func(f metaField) bool { return f.key == k }) {
+				return fmt.Errorf("the converter added metadata.%s; a conversion may change only metadata.labels and metadata.annotations", k)
+			}
+		}
+	}
+	if err := checkStringMap(meta, "labels", s.labels); err != nil {
+		return err
+	}
+	return checkStringMap(meta, "annotations", s.annots)
+}
+
+// checkStringMap checks that metadata.<name> is a map of strings, and
+// validates the entries that differ from the original.
+func checkStringMap(meta map[string]any, name string, orig []metaField) error {
+	v, ok := meta[name]
+	if !ok || v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		if ms, isStrings := v.(map[string]string); isStrings {
+			m = make(map[string]any, len(ms))
+			for k, s := range ms {
+				m[k] = s
+			}
+			meta[name] = m
+		} else {
+			return fmt.Errorf("metadata.%s must be a map of strings, got %T", name, v)
+		}
+	}
+	var changed []string
+	for k, val := range m {
+		s, isString := val.(string)
+		if !isString {
+			return fmt.Errorf("metadata.%s[%q] must be a string, got %s", name, k, brief(val))
+		}
+		if !slices.ContainsFunc(orig, func(f metaField) bool { return f.key == k && f.value == s }) {
+			changed = append(changed, k)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	return validateMetaMap(name, m, changed)
+}
+
+// brief prints a value for a message, cut to 80 bytes.
+func brief(v any) string {
+	b, err := appendJSON(nil, v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	if len(b) > 80 {
+		return string(b[:77]) + "..."
+	}
+	return string(b)
+}
+
+// deepCopyJSON copies unstructured content; values of other types are shared.
+func deepCopyJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = deepCopyJSON(x)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = deepCopyJSON(x)
+		}
+		return l
+	}
+	return v
+}
+
+// jsonEqual compares unstructured content; numbers compare by value.
+func jsonEqual(a, b any) bool {
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		bs, ok := b.(string)
+		return ok && a == bs
+	case bool:
+		bb, ok := b.(bool)
+		return ok && a == bb
+	case int64, int, int32, float64:
+		x, ok1 := toFloat(a)
+		y, ok2 := toFloat(b)
+		if ok1 && ok2 && x == y {
+			if ai, ok := a.(int64); ok {
+				if bi, ok := b.(int64); ok {
+					return ai == bi // exact beyond 2^53
+				}
+			}
+			return true
+		}
+		return false
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok || len(a) != len(bm) {
+			return false
+		}
+		for k, av := range a {
+			bv, ok := bm[k]
+			if !ok || !jsonEqual(av, bv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bl, ok := b.([]any)
+		if !ok || len(a) != len(bl) {
+			return false
+		}
+		for i := range a {
+			if !jsonEqual(a[i], bl[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	ab, err1 := appendJSON(nil, a)
+	bb, err2 := appendJSON(nil, b)
+	return err1 == nil && err2 == nil && bytes.Equal(ab, bb)
+}
+
+func toFloat(v any) (float64, bool) {
+	switch v := v.(type) {
+	case int64:
+		return float64(v), true
+	case int:
+		return float64(v), true
+	case int32:
+		return float64(v), true
+	case float64:
+		return v, true
+	}
+	return 0, false
+}

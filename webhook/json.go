@@ -1,0 +1,664 @@
+package webhook
+
+// A small JSON codec for the /convert hot path. A ConversionReview is decoded
+// in one pass: the review's own fields into the apiextensions types, each
+// object straight into unstructured content (map[string]any with int64 for
+// integers, as k8s.io/apimachinery/pkg/util/json does), keeping a slice of
+// the object's raw bytes beside it. Converted objects are encoded into the
+// response buffer directly. encoding/json would scan every object three times
+// on the way in (validate the review, skip into a RawExtension, decode the
+// RawExtension) and twice on the way out (marshal, compact the RawExtension);
+// see BenchmarkConvertReview.
+//
+// Decoding follows encoding/json: invalid UTF-8 in strings becomes U+FFFD,
+// duplicate keys keep the last value, control characters in strings and
+// nesting deeper than maxDepth are errors. Unlike encoding/json, the review's
+// field names are matched case-sensitively (the API server writes them
+// exactly). Numbers without fraction or exponent that fit in int64 decode as
+// int64, all others as float64. Encoding sorts map keys and does not escape
+// HTML characters.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+const maxDepth = 10000
+
+// syntaxError is a JSON syntax error at a byte offset of the body.
+type syntaxError struct {
+	msg    string
+	offset int
+}
+
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.offset, e.msg)
+}
+
+type decoder struct {
+	data  []byte
+	pos   int
+	depth int
+	// keys interns object keys: the objects of a review repeat the same
+	// few dozen keys.
+	keys map[string]string
+}
+
+const maxInternedKeys = 1024
+
+// key returns b as a string, interned.
+func (d *decoder) key(b []byte) string {
+	if s, ok := d.keys[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(d.keys) < maxInternedKeys && len(s) <= 64 {
+		if d.keys == nil {
+			d.keys = make(map[string]string, 32)
+		}
+		d.keys[s] = s
+	}
+	return s
+}
+
+func (d *decoder) errorf(format string, args ...any) error {
+	return &syntaxError{msg: fmt.Sprintf(format, args...), offset: d.pos}
+}
+
+func (d *decoder) skipSpace() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end of input.
+func (d *decoder) peek() byte {
+	d.skipSpace()
+	if d.pos >= len(d.data) {
+		return 0
+	}
+	return d.data[d.pos]
+}
+
+func (d *decoder) unexpected() error {
+	if d.pos >= len(d.data) {
+		return d.errorf("unexpected end of input")
+	}
+	return d.errorf("unexpected character %q", d.data[d.pos])
+}
+
+// expect consumes c (after optional space).
+func (d *decoder) expect(c byte) error {
+	if d.peek() != c {
+		if d.pos >= len(d.data) {
+			return d.errorf("unexpected end of input, expected %q", c)
+		}
+		return d.errorf("unexpected character %q, expected %q", d.data[d.pos], c)
+	}
+	d.pos++
+	return nil
+}
+
+// end checks that nothing but space follows the top-level value.
+func (d *decoder) end() error {
+	if d.skipSpace(); d.pos < len(d.data) {
+		return d.errorf("unexpected data after the top-level value")
+	}
+	return nil
+}
+
+// object iterates over the members of an object: f is called with each key,
+// the decoder positioned at the member's value, and must consume the value.
+func (d *decoder) object(f func(key []byte) error) error {
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	if d.depth++; d.depth > maxDepth {
+		return d.errorf("exceeded max depth")
+	}
+	if d.peek() == '}' {
+		d.pos++
+		d.depth--
+		return nil
+	}
+	var scratch [64]byte
+	for {
+		if d.peek() != '"' {
+			return d.errorf("expected a string key")
+		}
+		key, err := d.stringBytes(scratch[:0])
+		if err != nil {
+			return err
+		}
+		if err := d.expect(':'); err != nil {
+			return err
+		}
+		d.skipSpace()
+		if err := f(key); err != nil {
+			return err
+		}
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			d.depth--
+			return nil
+		default:
+			return d.unexpected()
+		}
+	}
+}
+
+// array iterates over the items of an array; f must consume each item.
+func (d *decoder) array(f func(i int) error) error {
+	if err := d.expect('['); err != nil {
+		return err
+	}
+	if d.depth++; d.depth > maxDepth {
+		return d.errorf("exceeded max depth")
+	}
+	if d.peek() == ']' {
+		d.pos++
+		d.depth--
+		return nil
+	}
+	for i := 0; ; i++ {
+		d.skipSpace()
+		if err := f(i); err != nil {
+			return err
+		}
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			d.depth--
+			return nil
+		default:
+			return d.unexpected()
+		}
+	}
+}
+
+// isNull consumes a null literal if one follows.
+func (d *decoder) isNull() (bool, error) {
+	if d.peek() != 'n' {
+		return false, nil
+	}
+	return true, d.literal("null")
+}
+
+func (d *decoder) literal(lit string) error {
+	if len(d.data)-d.pos < len(lit) || string(d.data[d.pos:d.pos+len(lit)]) != lit {
+		return d.errorf("invalid literal, expected %s", lit)
+	}
+	d.pos += len(lit)
+	return nil
+}
+
+// value decodes any JSON value into unstructured content.
+func (d *decoder) value() (any, error) {
+	switch c := d.peek(); c {
+	case '{':
+		return d.mapValue()
+	case '[':
+		var l []any
+		err := d.array(func(int) error {
+			v, err := d.value()
+			l = append(l, v)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			l = []any{}
+		}
+		return l, nil
+	case '"':
+		return d.string()
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	case 'n':
+		return nil, d.literal("null")
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			return d.number()
+		}
+		return nil, d.unexpected()
+	}
+}
+
+func (d *decoder) mapValue() (map[string]any, error) {
+	m := make(map[string]any, 4)
+	err := d.object(func(key []byte) error {
+		v, err := d.value()
+		m[d.key(key)] = v
+		return err
+	})
+	return m, err
+}
+
+// string decodes a string value.
+func (d *decoder) string() (string, error) {
+	start := d.pos + 1
+	// Fast path: no escapes, ASCII only.
+	for i := start; i < len(d.data); i++ {
+		c := d.data[i]
+		if c == '"' {
+			d.pos = i + 1
+			return string(d.data[start:i]), nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	var scratch [64]byte
+	b, err := d.stringBytes(scratch[:0])
+	return string(b), err
+}
+
+// stringBytes decodes a string at d.pos (which holds the opening quote),
+// appending its content to buf. The result may alias d.data when the string
+// needs no unescaping, and is only valid until the next call.
+func (d *decoder) stringBytes(buf []byte) ([]byte, error) {
+	d.pos++ // opening quote
+	start := d.pos
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		if c == '"' {
+			b := d.data[start:d.pos]
+			d.pos++
+			return b, nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		d.pos++
+	}
+	buf = append(buf, d.data[start:d.pos]...)
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return buf, nil
+		case c < 0x20:
+			return nil, d.errorf("invalid control character %q in string", c)
+		case c == '\\':
+			if d.pos+1 >= len(d.data) {
+				return nil, d.errorf("unexpected end of input in string escape")
+			}
+			e := d.data[d.pos+1]
+			d.pos += 2
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := d.hex4()
+				if !ok {
+					return nil, d.errorf("invalid \\u escape in string")
+				}
+				if utf16.IsSurrogate(r) {
+					// A high surrogate followed by a low one is one rune;
+					// anything else is U+FFFD, as in encoding/json.
+					save := d.pos
+					if d.pos+1 < len(d.data) && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
+						d.pos += 2
+						r2, ok := d.hex4()
+						if !ok {
+							return nil, d.errorf("invalid \\u escape in string")
+						}
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							buf = utf8.AppendRune(buf, dec)
+							continue
+						}
+					}
+					d.pos = save
+					r = utf8.RuneError
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				return nil, d.errorf("invalid escape character %q in string", e)
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			d.pos++
+		default:
+			r, size := utf8.DecodeRune(d.data[d.pos:])
+			if r == utf8.RuneError && size == 1 {
+				buf = utf8.AppendRune(buf, utf8.RuneError)
+			} else {
+				buf = append(buf, d.data[d.pos:d.pos+size]...)
+			}
+			d.pos += size
+		}
+	}
+	return nil, d.errorf("unexpected end of input in string")
+}
+
+func (d *decoder) hex4() (rune, bool) {
+	if d.pos+4 > len(d.data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.data[d.pos : d.pos+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(c)
+	}
+	d.pos += 4
+	return r, true
+}
+
+// number decodes a number: int64 when it is an integer that fits, else float64.
+func (d *decoder) number() (any, error) {
+	start := d.pos
+	i := d.pos
+	if i < len(d.data) && d.data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d.data) && d.data[i] == '0':
+		i++
+	case i < len(d.data) && d.data[i] >= '1' && d.data[i] <= '9':
+		for i < len(d.data) && d.data[i] >= '0' && d.data[i] <= '9' {
+			i++
+		}
+	default:
+		d.pos = i
+		return nil, d.errorf("invalid number")
+	}
+	integer := true
+	if i < len(d.data) && d.data[i] == '.' {
+		integer = false
+		i++
+		if i >= len(d.data) || d.data[i] < '0' || d.data[i] > '9' {
+			d.pos = i
+			return nil, d.errorf("invalid number: digits expected after the decimal point")
+		}
+		for i < len(d.data) && d.data[i] >= '0' && d.data[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(d.data) && (d.data[i] == 'e' || d.data[i] == 'E') {
+		integer = false
+		i++
+		if i < len(d.data) && (d.data[i] == '+' || d.data[i] == '-') {
+			i++
+		}
+		if i >= len(d.data) || d.data[i] < '0' || d.data[i] > '9' {
+			d.pos = i
+			return nil, d.errorf("invalid number: digits expected in the exponent")
+		}
+		for i < len(d.data) && d.data[i] >= '0' && d.data[i] <= '9' {
+			i++
+		}
+	}
+	d.pos = i
+	s := d.data[start:i]
+	if integer {
+		if len(s) < 19 { // fits in int64 without overflow checks
+			var n int64
+			neg := s[0] == '-'
+			digits := s
+			if neg {
+				digits = s[1:]
+			}
+			for _, c := range digits {
+				n = n*10 + int64(c-'0')
+			}
+			if neg {
+				n = -n
+			}
+			return n, nil
+		}
+		if n, err := strconv.ParseInt(string(s), 10, 64); err == nil {
+			return n, nil
+		}
+	}
+	f, err := strconv.ParseFloat(string(s), 64)
+	if err != nil {
+		d.pos = start
+		return nil, d.errorf("number %s out of range", s)
+	}
+	return f, nil
+}
+
+// skip validates and skips one value.
+func (d *decoder) skip() error {
+	switch c := d.peek(); c {
+	case '{':
+		return d.object(func([]byte) error { return d.skip() })
+	case '[':
+		return d.array(func(int) error { return d.skip() })
+	case '"':
+		var scratch [64]byte
+		_, err := d.stringBytes(scratch[:0])
+		return err
+	case 't':
+		return d.literal("true")
+	case 'f':
+		return d.literal("false")
+	case 'n':
+		return d.literal("null")
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			_, err := d.number()
+			return err
+		}
+		return d.unexpected()
+	}
+}
+
+// decodeJSON decodes one JSON document into unstructured content.
+func decodeJSON(data []byte) (any, error) {
+	d := &decoder{data: data}
+	v, err := d.value()
+	if err != nil {
+		return nil, err
+	}
+	return v, d.end()
+}
+
+// appendJSON encodes unstructured content. Map keys are sorted. Values of
+// other types than the unstructured ones go through encoding/json.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendString(b, v), nil
+	case bool:
+		if v {
+			return append(b, "true"...), nil
+		}
+		return append(b, "false"...), nil
+	case int64:
+		return strconv.AppendInt(b, v, 10), nil
+	case int:
+		return strconv.AppendInt(b, int64(v), 10), nil
+	case int32:
+		return strconv.AppendInt(b, int64(v), 10), nil
+	case float64:
+		return appendFloat(b, v)
+	case map[string]any:
+		return appendMap(b, v)
+	case []any:
+		b = append(b, '[')
+		for i, item := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, item); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]string:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendString(b, v[k])
+		}
+		return append(b, '}'), nil
+	default:
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return b, err
+		}
+		return append(b, raw...), nil
+	}
+}
+
+type member struct {
+	key   string
+	value any
+}
+
+func appendMap(b []byte, m map[string]any) ([]byte, error) {
+	var arr [16]member
+	members := arr[:0]
+	for k, v := range m {
+		members = append(members, member{k, v})
+	}
+	// Insertion sort: maps of objects are small, and it does not allocate.
+	for i := 1; i < len(members); i++ {
+		for j := i; j > 0 && members[j].key < members[j-1].key; j-- {
+			members[j], members[j-1] = members[j-1], members[j]
+		}
+	}
+	b = append(b, '{')
+	for i := range members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, members[i].key)
+		b = append(b, ':')
+		var err error
+		if b, err = appendJSON(b, members[i].value); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendFloat formats like encoding/json.
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, fmt.Errorf("unsupported value: %v", f)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString quotes s like encoding/json without HTML escaping: control
+// characters, quote and backslash escaped, invalid UTF-8 as U+FFFD, U+2028
+// and U+2029 escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

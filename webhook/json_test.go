@@ -1,0 +1,122 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+)
+
+var jsonCorpus = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1`, `-1`, `12345678901234567`,
+	`9223372036854775807`, `-9223372036854775808`, `9223372036854775808`, `-9223372036854775809`,
+	`1.5`, `-0.0`, `1e3`, `1E-7`, `1e21`, `123456789012345678901234567890`, `1e400`, `-1e400`,
+	`""`, `"a"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u20ac\ud83d\ude00"`, `"\ud800"`, `"\ud800x"`, `"\udc00\ud800"`,
+	`"\ud83dz"`, `"é€😀"`, "\"\xff\xfe\"", "\"a\xc3\"", `"\u2028\u2029"`, `"<>&"`,
+	`{"a":1,"a":2}`, `{"b":[1,2,{"c":null}],"a":{"x":"y"}}`, ` { "a" : [ 1 , 2 ] } `,
+	`{"apiVersion":"demo.orkestra.io/v1","kind":"Website","metadata":{"name":"x","labels":{"a":"b"}},"spec":{"replicas":3,"ratio":0.5}}`,
+	// invalid
+	``, ` `, `{`, `}`, `[1,]`, `{"a":1,}`, `{"a"}`, `{a:1}`, `"abc`, `"\x"`, `"\u12"`, "\"a\x01\"", `01`, `1.`, `.5`, `1e`, `-`, `+1`,
+	`tru`, `nul`, `falsey`, `[1 2]`, `{"a":1 "b":2}`, `1 2`, `[`, `"\`, `{"a":`, `-01`, `NaN`, `[-]`,
+}
+
+func decodeBoth(t testing.TB, in string) (mine any, myErr error, theirs any, theirErr error) {
+	mine, myErr = decodeJSON([]byte(in))
+	theirErr = utiljson.Unmarshal([]byte(in), &theirs)
+	return
+}
+
+func TestDecodeJSONMatchesApimachinery(t *testing.T) {
+	for _, in := range jsonCorpus {
+		mine, myErr, theirs, theirErr := decodeBoth(t, in)
+		if (myErr != nil) != (theirErr != nil) {
+			t.Errorf("%q: error %v, apimachinery error %v", in, myErr, theirErr)
+			continue
+		}
+		if myErr == nil && !reflect.DeepEqual(mine, theirs) {
+			t.Errorf("%q: got %#v, apimachinery %#v", in, mine, theirs)
+		}
+	}
+}
+
+func TestDecodeJSONDepthLimit(t *testing.T) {
+	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
+	if _, err := decodeJSON([]byte(deep)); err == nil || !strings.Contains(err.Error(), "depth") {
+		t.Fatalf("nesting deeper than %d: got %v", maxDepth, err)
+	}
+	ok := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	if _, err := decodeJSON([]byte(ok)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stdEncode is what encoding/json writes for v, without HTML escaping.
+func stdEncode(t testing.TB, v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+	values := []any{
+		nil, true, false, "", "plain", "q\"\\\n\r\t\b\f\x01\x1f", "<>&", "\u2028\u2029", "é€😀", "bad\xffutf8",
+		int64(0), int64(-42), int64(math.MaxInt64), int64(math.MinInt64), 7, int32(-7),
+		0.0, 1.5, -2.25, 1e20, 1e21, 1e-6, 1e-7, 123456789.125, math.SmallestNonzeroFloat64, math.MaxFloat64,
+		map[string]any{}, []any{}, map[string]any{"b": int64(1), "a": []any{"x", nil, map[string]any{"z": false, "y": 0.5}}},
+		map[string]string{"k2": "v2", "k1": "v1"}, []string{"typed", "fallback"},
+	}
+	for _, v := range values {
+		want, err := stdEncode(t, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendJSON(nil, v)
+		if err != nil {
+			t.Errorf("%#v: %v", v, err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%#v:\n got %s\nwant %s", v, got, want)
+		}
+	}
+	for _, bad := range []any{math.NaN(), math.Inf(1), map[string]any{"x": []any{math.Inf(-1)}}} {
+		if _, err := appendJSON(nil, bad); err == nil {
+			t.Errorf("%v: want an error", bad)
+		}
+	}
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, in := range jsonCorpus {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		mine, myErr, theirs, theirErr := decodeBoth(t, in)
+		if (myErr != nil) != (theirErr != nil) {
+			t.Fatalf("%q: error %v, apimachinery error %v", in, myErr, theirErr)
+		}
+		if myErr != nil {
+			return
+		}
+		if !reflect.DeepEqual(mine, theirs) {
+			t.Fatalf("%q: got %#v, apimachinery %#v", in, mine, theirs)
+		}
+		// Encoding what was decoded matches encoding/json too.
+		want, err := stdEncode(t, theirs)
+		if err != nil {
+			return
+		}
+		got, err := appendJSON(nil, mine)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%q: encoded %s (%v), encoding/json %s", in, got, err, want)
+		}
+	})
+}

@@ -1,0 +1,168 @@
+package webhook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ConversionReview API versions this webhook answers.
+var (
+	ReviewV1      = apiextensionsv1.SchemeGroupVersion.String()      // apiextensions.k8s.io/v1
+	ReviewV1beta1 = apiextensionsv1beta1.SchemeGroupVersion.String() // apiextensions.k8s.io/v1beta1
+)
+
+const reviewKind = "ConversionReview"
+
+// errBadReview is a request that is not a ConversionReview this webhook can
+// answer (HTTP 400).
+var errBadReview = errors.New("bad ConversionReview")
+
+// decodeReview decodes a ConversionReview body in one pass. v1 and v1beta1
+// reviews have the same JSON shape; the request is decoded into the v1 type
+// and the review's apiVersion says which version to answer in. Each object
+// is a RawExtension holding both its raw bytes (a slice of body) and, when it
+// is a JSON object, the decoded *unstructured.Unstructured.
+func decodeReview(body []byte) (*apiextensionsv1.ConversionReview, error) {
+	d := &decoder{data: body}
+	review := &apiextensionsv1.ConversionReview{}
+	requestSeen := false
+	err := d.object(func(key []byte) error {
+		switch string(key) {
+		case "apiVersion":
+			s, err := d.optString()
+			review.APIVersion = s
+			return err
+		case "kind":
+			s, err := d.optString()
+			review.Kind = s
+			return err
+		case "request":
+			if null, err := d.isNull(); null || err != nil {
+				return err
+			}
+			requestSeen = true
+			review.Request = &apiextensionsv1.ConversionRequest{}
+			return decodeRequest(d, review.Request)
+		default:
+			return d.skip()
+		}
+	})
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadReview, err)
+	}
+	switch {
+	case review.Kind != reviewKind:
+		return nil, fmt.Errorf("%w: kind is %q, expected %s", errBadReview, review.Kind, reviewKind)
+	case review.APIVersion != ReviewV1 && review.APIVersion != ReviewV1beta1:
+		return nil, fmt.Errorf("%w: unsupported apiVersion %q; this webhook answers %s and %s", errBadReview, review.APIVersion, ReviewV1, ReviewV1beta1)
+	case !requestSeen:
+		return nil, fmt.Errorf("%w: the review has no request", errBadReview)
+	}
+	return review, nil
+}
+
+func decodeRequest(d *decoder, req *apiextensionsv1.ConversionRequest) error {
+	return d.object(func(key []byte) error {
+		switch string(key) {
+		case "uid":
+			s, err := d.optString()
+			req.UID = types.UID(s)
+			return err
+		case "desiredAPIVersion":
+			s, err := d.optString()
+			req.DesiredAPIVersion = s
+			return err
+		case "objects":
+			if null, err := d.isNull(); null || err != nil {
+				return err
+			}
+			req.Objects = make([]runtime.RawExtension, 0, 8)
+			return d.array(func(int) error {
+				start := d.pos
+				var ext runtime.RawExtension
+				if d.peek() == '{' {
+					m, err := d.mapValue()
+					if err != nil {
+						return err
+					}
+					ext.Object = &unstructured.Unstructured{Object: m}
+				} else if err := d.skip(); err != nil {
+					return err
+				}
+				ext.Raw = d.data[start:d.pos]
+				req.Objects = append(req.Objects, ext)
+				return nil
+			})
+		default:
+			return d.skip()
+		}
+	})
+}
+
+// optString decodes a string or null.
+func (d *decoder) optString() (string, error) {
+	switch d.peek() {
+	case '"':
+		return d.string()
+	case 'n':
+		return "", d.literal("null")
+	}
+	return "", d.errorf("expected a string")
+}
+
+// Encoding of the response. The success response is assembled in one buffer
+// (the converted objects are encoded into it as they are produced) in exactly
+// the form encoding/json gives the apiextensions ConversionReview types —
+// TestResponseEncodingMatchesTypes holds it to that.
+
+var successStatus = mustMarshal(metav1.Status{Status: metav1.StatusSuccess})
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// appendResponseHead starts a response review up to the first converted object.
+func appendResponseHead(b []byte, apiVersion string, uid types.UID) []byte {
+	b = append(b, `{"kind":"ConversionReview","apiVersion":`...)
+	b = appendString(b, apiVersion)
+	b = append(b, `,"response":{"uid":`...)
+	b = appendString(b, string(uid))
+	return append(b, `,"convertedObjects":[`...)
+}
+
+// appendResponseTail closes a successful response review.
+func appendResponseTail(b []byte) []byte {
+	b = append(b, `],"result":`...)
+	b = append(b, successStatus...)
+	return append(b, "}}\n"...)
+}
+
+// failureReview is the answer when any object fails: no converted objects.
+func failureReview(apiVersion string, uid types.UID, message string) any {
+	status := metav1.Status{Status: metav1.StatusFailure, Message: message}
+	if apiVersion == ReviewV1beta1 {
+		return &apiextensionsv1beta1.ConversionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: reviewKind},
+			Response: &apiextensionsv1beta1.ConversionResponse{UID: uid, Result: status},
+		}
+	}
+	return &apiextensionsv1.ConversionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: ReviewV1, Kind: reviewKind},
+		Response: &apiextensionsv1.ConversionResponse{UID: uid, Result: status},
+	}
+}
