@@ -18,6 +18,10 @@ help: ## list targets
 build: ## build bin/orkestra
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/orkestra ./cmd/orkestra
 
+.PHONY: run
+run: build ## the main job: a local control plane running the example katalog (orkestra dev)
+	$(BIN)/orkestra dev -f examples/website/katalog.yaml
+
 .PHONY: envtest
 envtest: ## build and cache kube-apiserver and etcd for envtest in bin/envtest
 	GO=$(GO) hack/envtest-assets.sh >/dev/null

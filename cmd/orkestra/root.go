@@ -95,6 +95,10 @@ type-checked against the CRD's schema when the katalog loads.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newCheckCmd(), newVersionCmd(), newConvertCmd(), newConformanceCmd())
+	root.AddCommand(
+		newCheckCmd(), newRenderCmd(), newConvertCmd(), newMigrateCmd(),
+		newServeCmd(), newRunCmd(), newConformanceCmd(), newManifestsCmd(),
+		newDevCmd(), newVersionCmd(),
+	)
 	return root
 }

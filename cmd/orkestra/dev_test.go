@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/orkspace/orkestra-cel/operator"
+)
+
+// syncBuffer is a bytes.Buffer safe for the session's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestDevRunsTheKatalog runs `orkestra dev` on the example katalog with a
+// v1alpha1 sample: the kubeconfig it prints reaches the control plane, the
+// sample was converted through the in-process webhook to the v1 storage
+// version, the operator reconciled it into a Deployment, and cancelling
+// (Ctrl-C) stops everything and removes the session's directory. A missing
+// kube-apiserver fails the test (envtestAssets builds it with
+// hack/envtest-assets.sh).
+func TestDevRunsTheKatalog(t *testing.T) {
+	plan, err := (&katalogFlags{files: []string{websiteKatalog}}).compile(&bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	var session *devSession
+	var checkErr error
+	done := make(chan error, 1)
+	go func() {
+		done <- runDev(ctx, &stdout, &stderr, plan, []string{"../../examples/website/website-v1alpha1.yaml"},
+			devFlags{httpAddr: fmt.Sprintf("127.0.0.1:%d", port)}, testr.New(t), func(s *devSession) {
+				session = s
+				checkErr = checkDevSession(ctx, s, stdout.String())
+				cancel()
+			})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("orkestra dev: %v\nstderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatal("orkestra dev did not finish")
+	}
+	t.Logf("orkestra dev printed:\n%s", stdout.String())
+	if session == nil {
+		t.Fatalf("the session never became ready; stderr:\n%s", stderr.String())
+	}
+	if checkErr != nil {
+		t.Fatalf("%v\nstdout:\n%s", checkErr, stdout.String())
+	}
+	if _, err := os.Stat(session.dir); !os.IsNotExist(err) {
+		t.Fatalf("the session's temporary directory %s was not removed: %v", session.dir, err)
+	}
+}
+
+func checkDevSession(ctx context.Context, s *devSession, out string) error {
+	if !strings.Contains(out, "export KUBECONFIG="+s.kubeconfig) {
+		return fmt.Errorf("the output does not say how to use the kubeconfig")
+	}
+	if !strings.Contains(out, "Website default/hello") {
+		return fmt.Errorf("the output does not list the applied sample")
+	}
+	kc, err := os.ReadFile(s.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		return fmt.Errorf("the kubeconfig does not load: %w", err)
+	}
+	scheme := operator.Scheme()
+	_ = apiextensionsv1.AddToScheme(scheme)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := c.Get(ctx, types.NamespacedName{Name: "websites.demo.orkestra.io"}, &crd); err != nil {
+		return fmt.Errorf("through the printed kubeconfig: %w", err)
+	}
+	cc := crd.Spec.Conversion.Webhook.ClientConfig
+	if cc.URL == nil || *cc.URL != s.webhookURL || !strings.HasPrefix(s.webhookURL, "https://127.0.0.1:") || len(cc.CABundle) == 0 {
+		return fmt.Errorf("CRD conversion client config %+v", cc)
+	}
+	site := &unstructured.Unstructured{}
+	site.SetGroupVersionKind(schema.GroupVersionKind{Group: "demo.orkestra.io", Version: "v1", Kind: "Website"})
+	if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "hello"}, site); err != nil {
+		return fmt.Errorf("the v1alpha1 sample read at v1 (through /convert): %w", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var d appsv1.Deployment
+		err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "hello"}, &d)
+		if err == nil {
+			if *d.Spec.Replicas != 2 {
+				return fmt.Errorf("deployment replicas %d", *d.Spec.Replicas)
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the operator did not create the sample's Deployment: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

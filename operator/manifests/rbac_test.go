@@ -1,0 +1,256 @@
+package manifests
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	celgo "github.com/google/cel-go/cel"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	celengine "github.com/orkspace/orkestra-cel/engine/cel"
+	"github.com/orkspace/orkestra-cel/engine/gotmpl"
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+func compile(t *testing.T, files ...string) *engine.Plan {
+	t.Helper()
+	k, diags := katalog.Load(files...)
+	if diags.HasErrors() {
+		t.Fatalf("loading %v: %v", files, diags.Errors())
+	}
+	cel, err := celengine.New(celengine.Options{Libraries: []celgo.EnvOption{gotmpl.CELLibrary()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, cdiags := engine.Compile(k, engine.Backends{CEL: cel, Legacy: gotmpl.New(cel)}, engine.CompileOptions{})
+	if cdiags.HasErrors() {
+		t.Fatalf("compiling %v: %v", files, cdiags.Errors())
+	}
+	return plan
+}
+
+const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.test.orkestra.io
+spec:
+  group: test.orkestra.io
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                image: {type: string, maxLength: 64}
+                kind: {type: string, maxLength: 64}
+                enabled: {type: boolean}
+`
+
+// writeKatalog writes a one-entry katalog for the Widget CRD (no status
+// subresource) with the given operatorBox body.
+func writeKatalog(t *testing.T, box string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "crds"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "crds", "widget.yaml"), []byte(widgetCRD), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(`apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata:
+  name: Widgets & Co
+spec:
+  crds:
+    widget:
+      crdFile: ../crds/widget.yaml
+      apiTypes: {group: test.orkestra.io, version: v1, kind: Widget, plural: widgets}
+      operatorBox:
+`)
+	for _, line := range strings.Split(strings.Trim(box, "\n"), "\n") {
+		b.WriteString("        " + line + "\n")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "katalog"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "katalog", "katalog.yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+func rule(group string, resources []string, verbs ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: resources, Verbs: verbs}
+}
+
+var eventRules = []rbacv1.PolicyRule{
+	rule("", []string{"events"}, "create", "patch"),
+	rule("events.k8s.io", []string{"events"}, "create", "patch"),
+}
+
+func TestClusterRulesWebsite(t *testing.T) {
+	plan := compile(t, filepath.Join("..", "..", "examples", "website", "katalog.yaml"))
+	rules, children, warnings := ClusterRules(plan)
+	want := []rbacv1.PolicyRule{
+		// A Service and a ConfigMap have a when: update for drift, delete
+		// when it stops holding.
+		rule("", []string{"configmaps", "services"}, "get", "list", "watch", "create", "update", "delete"),
+		eventRules[0],
+		// The Deployment is drift-corrected and unconditional: never deleted.
+		rule("apps", []string{"deployments"}, "get", "list", "watch", "create", "update"),
+		rule("demo.orkestra.io", []string{"websites"}, "get", "list", "watch", "patch"),
+		rule("demo.orkestra.io", []string{"websites/finalizers"}, "update"),
+		rule("demo.orkestra.io", []string{"websites/status"}, "patch"),
+		eventRules[1],
+	}
+	if !reflect.DeepEqual(rules, want) {
+		t.Fatalf("rules:\n got %v\nwant %v", rules, want)
+	}
+	if len(children) != 3 || len(warnings) != 0 {
+		t.Fatalf("children %v warnings %v", children, warnings)
+	}
+}
+
+func TestClusterRulesPerKind(t *testing.T) {
+	file := writeKatalog(t, `
+onCreate:
+  jobs:
+    - name: "${self.metadata.name}-init"
+      image: busybox
+  secrets:
+    - name: "${self.metadata.name}-token"
+      once: true
+      rotateAfter: 30d
+      data:
+        token: "${randomHex(16)}"
+  configMaps:
+    - name: "${self.metadata.name}-seed"
+      data: {a: b}
+  services:
+    - name: "${self.metadata.name}-headless"
+      headless: true
+      reconcile: true
+      port: 80
+onReconcile:
+  pods:
+    - name: "${self.metadata.name}"
+      image: "${self.spec.image}"
+  jobs:
+    - name: "${self.metadata.name}-job"
+      image: busybox
+      when: "self.spec.?enabled.orValue(false)"
+  custom:
+    - apiVersion: test.orkestra.io/v1
+      kind: Widget
+      name: "${self.metadata.name}-child"
+      spec: {image: x}
+    - apiVersion: example.com/v1
+      kind: Gizmo
+      name: "${self.metadata.name}-gizmo"
+    - apiVersion: example.com/v1
+      kind: "${self.spec.kind}"
+      name: "${self.metadata.name}-any"
+onDelete:
+  jobs:
+    - name: "${self.metadata.name}-cleanup"
+      image: busybox
+`)
+	plan := compile(t, file)
+	rules, _, warnings := ClusterRules(plan)
+	want := []rbacv1.PolicyRule{
+		// onCreate ConfigMap: created once, never updated or deleted.
+		rule("", []string{"configmaps"}, "get", "list", "watch", "create"),
+		eventRules[0],
+		// Pods are recreated on drift (delete + create), never updated.
+		rule("", []string{"pods"}, "get", "list", "watch", "create", "delete"),
+		// A `once` secret with rotateAfter is regenerated in place.
+		rule("", []string{"secrets"}, "get", "list", "watch", "create", "update"),
+		// reconcile: true with headless (immutable clusterIP): recreated.
+		rule("", []string{"services"}, "get", "list", "watch", "create", "update", "delete"),
+		// Jobs are create-only; deleted only when a when stops holding.
+		rule("batch", []string{"jobs"}, "get", "list", "watch", "create", "delete"),
+		rule("events.k8s.io", []string{"events"}, "create", "patch"),
+		// The guessed custom kind.
+		rule("example.com", []string{"gizmos"}, "get", "list", "watch", "create", "update"),
+		// The katalog's own CRD as a child: its plural; no status subresource.
+		rule("test.orkestra.io", []string{"widgets"}, "get", "list", "watch", "create", "update", "patch"),
+		rule("test.orkestra.io", []string{"widgets/finalizers"}, "update"),
+	}
+	if !reflect.DeepEqual(rules, want) {
+		t.Fatalf("rules:\n got %+v\nwant %+v", rules, want)
+	}
+	if len(warnings) != 2 ||
+		!strings.Contains(warnings[0], "onReconcile.custom[2]") || !strings.Contains(warnings[0], "computed") ||
+		!strings.Contains(warnings[1], `"gizmos.example.com" was guessed`) {
+		t.Fatalf("warnings: %q", warnings)
+	}
+}
+
+func TestKatalogFilesAcrossDirectories(t *testing.T) {
+	file := writeKatalog(t, `
+onReconcile:
+  configMaps:
+    - data: {a: b}
+`)
+	plan := compile(t, file)
+	in, err := Generate(plan, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.LeaseName != "orkestra-widgets-co" {
+		t.Fatalf("lease %q", in.LeaseName)
+	}
+	us, err := in.Unstructured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range us {
+		switch u.GetKind() {
+		case "ConfigMap":
+			data := u.Object["data"].(map[string]any)
+			if _, ok := data["katalog__katalog.yaml"]; !ok {
+				t.Fatalf("ConfigMap keys %v", keys2(data))
+			}
+			if data["crds__widget.yaml"] != widgetCRD {
+				t.Fatal("the CRD manifest is not shipped verbatim")
+			}
+		case "Deployment":
+			d := u.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			c := d["containers"].([]any)[0].(map[string]any)
+			if args := c["args"].([]any); args[1] != "--katalog=/etc/orkestra/katalog/katalog/katalog.yaml" {
+				t.Fatalf("args %v", args)
+			}
+			items := d["volumes"].([]any)[0].(map[string]any)["configMap"].(map[string]any)["items"].([]any)
+			if len(items) != 2 || items[0].(map[string]any)["path"] != "crds/widget.yaml" || items[1].(map[string]any)["path"] != "katalog/katalog.yaml" {
+				t.Fatalf("items %v: the crdFile ../crds/widget.yaml must resolve from the mounted katalog", items)
+			}
+		case "CustomResourceDefinition":
+			// No conversion declared: the CRD keeps its own setting.
+			if _, ok := u.Object["spec"].(map[string]any)["conversion"]; ok {
+				t.Fatal("a CRD the katalog does not convert must not get webhook conversion")
+			}
+		}
+	}
+}
+
+func keys2(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
