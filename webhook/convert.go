@@ -122,10 +122,13 @@ func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bufs := h.bufs.Get().(*buffers)
 	defer func() {
 		if cap(bufs.body) <= maxPooledBuffer && cap(bufs.out) <= maxPooledBuffer {
-			clear(bufs.meta)
+			clear(bufs.meta[:cap(bufs.meta)])
 			h.bufs.Put(bufs)
 		}
 	}()
+	if r.ContentLength > 0 {
+		bufs.body = slices.Grow(bufs.body[:0], int(r.ContentLength)+1)
+	}
 	body, err := readBody(bufs.body[:0], http.MaxBytesReader(w, r.Body, h.max), h.max)
 	bufs.body = body
 	switch {
@@ -136,27 +139,47 @@ func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "reading the request body: %v", err)
 		return
 	}
-	review, err := decodeReview(body)
+	var review *apiextensionsv1.ConversionReview
+	defer func() {
+		// A bug in the handler itself (the converter's panics are caught per
+		// object): fail the review rather than drop the connection.
+		if r := recover(); r != nil {
+			h.log.Error(fmt.Errorf("%v", r), "/convert panicked", "stack", string(debug.Stack()))
+			bufs.out = nil
+			if review == nil {
+				httpError(w, http.StatusInternalServerError, "internal error: %v", r)
+				return
+			}
+			h.writeFailure(w, review, fmt.Sprintf("internal error converting the review: %v", r))
+		}
+	}()
+	review, err = decodeReview(body)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	out, failure := h.convertReview(bufs, review)
-	w.Header().Set("Content-Type", "application/json")
 	if failure != "" {
-		h.log.Info("conversion failed", "uid", review.Request.UID, "desiredAPIVersion", review.Request.DesiredAPIVersion, "message", failure)
-		resp, err := json.Marshal(failureReview(review.APIVersion, review.Request.UID, failure))
-		if err != nil { // cannot happen: strings only
-			httpError(w, http.StatusInternalServerError, "encoding the response: %v", err)
-			return
-		}
-		w.Header().Set("Content-Length", strconv.Itoa(len(resp)+1))
-		_, _ = w.Write(append(resp, '\n'))
+		h.writeFailure(w, review, failure)
 		return
 	}
 	bufs.out = out
+	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
+}
+
+// writeFailure answers a review with result.status Failure and no objects.
+func (h *ConvertHandler) writeFailure(w http.ResponseWriter, review *apiextensionsv1.ConversionReview, message string) {
+	h.log.Info("conversion failed", "uid", review.Request.UID, "desiredAPIVersion", review.Request.DesiredAPIVersion, "message", message)
+	resp, err := json.Marshal(failureReview(review.APIVersion, review.Request.UID, message))
+	if err != nil { // cannot happen: strings only
+		httpError(w, http.StatusInternalServerError, "encoding the response: %v", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp)+1))
+	_, _ = w.Write(append(resp, '\n'))
 }
 
 var errTooLarge = errors.New("request body too large")
@@ -307,25 +330,25 @@ func (c *objectConversion) convert(out []byte, i int, raw []byte, obj any) ([]by
 			c.lastKey, c.lastPair = key, pm
 		}
 		pm.active.Inc()
+		defer pm.active.Dec()
 	}
 	start := time.Now()
 	out, err = c.convertObject(out, raw, u, id, gv, gk, apiVersion, unknown, failf)
 	if pm != nil {
 		pm.observe(time.Since(start), err == nil)
-		pm.active.Dec()
 	}
 	return out, err
 }
 
 func (c *objectConversion) convertObject(out []byte, raw []byte, u *unstructured.Unstructured, id objectID, gv schema.GroupVersion, gk schema.GroupKind, apiVersion string, unknown error, failf func(string, ...any) error) ([]byte, error) {
+	if unknown != nil {
+		return out, unknown
+	}
 	if apiVersion == c.desired {
 		return append(out, raw...), nil // same version: unchanged
 	}
 	if gv.Group != c.desiredGV.Group {
 		return out, failf("conversion cannot change the API group")
-	}
-	if unknown != nil {
-		return out, unknown
 	}
 	if c.h.kinds != nil && !c.h.kinds.Handles(gk) {
 		return out, failf("no conversion is declared for %s", gk)

@@ -164,6 +164,9 @@ func TestConvertFailures(t *testing.T) {
 			{"unknown kind", group + "/v1",
 				[]map[string]any{website("v1alpha1", "ok", "nginx"), {"apiVersion": group + "/v1alpha1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "default"}}},
 				[]string{"Widget default/w", group + "/v1alpha1", "to " + group + "/v1", "Widget.demo.orkestra.io is not served", "Website.demo.orkestra.io v1alpha1, v1"}},
+			{"unknown kind at the desired version", group + "/v1",
+				[]map[string]any{{"apiVersion": group + "/v1", "kind": "Widget", "metadata": map[string]any{"name": "w2", "namespace": "default"}}},
+				[]string{"Widget default/w2", "Widget.demo.orkestra.io is not served"}},
 			{"unknown source version", group + "/v1",
 				[]map[string]any{website("v9", "old", "nginx")},
 				[]string{"Website default/old", "from " + group + "/v9 to " + group + "/v1", "version v9 of Website.demo.orkestra.io is not served (served: v1alpha1, v1)"}},
@@ -176,6 +179,9 @@ func TestConvertFailures(t *testing.T) {
 			{"converter panics", group + "/v1",
 				[]map[string]any{website("v1alpha1", "p", "panic")},
 				[]string{"Website default/p", "panicked", "assignment to entry in nil map"}},
+			{"handler panics", group + "/v1",
+				[]map[string]any{website("v1alpha1", "e", "panic-encode")},
+				[]string{"internal error converting the review", "boom while encoding"}},
 			{"converter returns nothing", group + "/v1",
 				[]map[string]any{website("v1alpha1", "n", "nil")},
 				[]string{"Website default/n", "returned no object"}},
@@ -197,6 +203,13 @@ func TestConvertFailures(t *testing.T) {
 		t.Run("object is not a JSON object", func(t *testing.T) {
 			body := fmt.Sprintf(`{"apiVersion":%q,"kind":"ConversionReview","request":{"uid":"fail-uid","desiredAPIVersion":"demo.orkestra.io/v1","objects":["just a string"]}}`, version)
 			failure(t, ts, version, []byte(body), "objects[0] is not a JSON object")
+		})
+		t.Run("no active conversions left", func(t *testing.T) {
+			for _, kind := range []string{"Website", "unknown"} {
+				if g := metric(t, ts.reg, MetricActive, map[string]string{"kind": kind}); g == nil || g.GetGauge().GetValue() != 0 {
+					t.Errorf("%s{kind=%s} = %v after failures and panics, want 0", MetricActive, kind, g)
+				}
+			}
 		})
 		t.Run("server still serves after a panic", func(t *testing.T) {
 			code, body := ts.post(t, review(t, version, "after", group+"/v1", website("v1alpha1", "fine", "nginx")))
@@ -356,4 +369,36 @@ func TestResponseEncodingMatchesTypes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Whatever the body, the handler answers 200 with a review or 400, and never
+// panics.
+func FuzzConvertHandler(f *testing.F) {
+	released := make(chan struct{})
+	close(released)
+	h := NewConvertHandler(&fakeConverter{release: released}, ConvertOptions{Served: Served(fakePlan())})
+	for _, v := range reviewVersions {
+		f.Add(review(f, v, "u", group+"/v1", website("v1alpha1", "a", "nginx"), blog("v1beta1", "b")))
+		f.Add(review(f, v, "u", group+"/v1alpha1", website("v1", "a", "fail")))
+	}
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"objects":[1,"x",null,{}]}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/convert", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case http.StatusOK:
+			var r apiextensionsv1.ConversionReview
+			if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil || r.Response == nil {
+				t.Fatalf("200 with an invalid review (%v): %s", err, rec.Body.Bytes())
+			}
+			if r.Response.Result.Status == metav1.StatusFailure && len(r.Response.ConvertedObjects) > 0 {
+				t.Fatalf("a failure with converted objects: %s", rec.Body.Bytes())
+			}
+		case http.StatusBadRequest:
+		default:
+			t.Fatalf("HTTP %d: %s", rec.Code, rec.Body.Bytes())
+		}
+	})
 }

@@ -206,8 +206,13 @@ func (f *fakeConverter) Convert(obj *unstructured.Unstructured, desired string) 
 		out["kind"] = "Webthing"
 	case "nil":
 		return nil, nil
+	case "panic-encode":
+		spec["bomb"] = panickyValue{}
 	case "block":
-		f.entered <- struct{}{}
+		select {
+		case f.entered <- struct{}{}:
+		default:
+		}
 		<-f.release
 	}
 	return &unstructured.Unstructured{Object: out}, nil
@@ -507,3 +512,8 @@ func mustContain(t testing.TB, s string, parts ...string) {
 func schemaGVK(g, v, k string) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: g, Version: v, Kind: k}
 }
+
+// panickyValue panics when encoded: a bug outside the converter.
+type panickyValue struct{}
+
+func (panickyValue) MarshalJSON() ([]byte, error) { panic("boom while encoding") }

@@ -280,7 +280,7 @@ func (s *Server) readiness() error {
 	return nil
 }
 
-// TLSConfig returns the webhook's TLS configuration: TLS 1.2 at least, the
+// tlsConfig returns the webhook's TLS configuration: TLS 1.2 at least, the
 // certificate from watcher, and client certificates required and verified
 // against ClientCAFile when it is set.
 func (s *Server) tlsConfig(watcher *certwatcher.CertWatcher) (*tls.Config, error) {
@@ -402,6 +402,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := errors.Join(shutdownErrs...); err != nil && runErr == nil {
 		runErr = fmt.Errorf("graceful shutdown: %w", err)
 	}
+	s.Log.Info("stopped")
 	return runErr
 }
 
