@@ -22,6 +22,7 @@ import (
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/operator"
 	"github.com/orkspace/orkestra-cel/webhook"
+	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
 
 // inClusterNamespaceFile holds the pod's namespace when running in a cluster.
@@ -36,11 +37,16 @@ type runFlags struct {
 	leaderElectionNamespace string
 	gracefulShutdown        time.Duration
 	logVerbosity            int
+	// builtinCerts, when set, runs the built-in certificate mode (no
+	// --tls-cert given): a shared Secret, files for the webhook server, the
+	// CRDs' caBundle.
+	builtinCerts *certs.Options
 }
 
 func newRunCmd() *cobra.Command {
 	var kf katalogFlags
 	serving := webhook.DefaultConfig()
+	certOpts := certs.DefaultOptions()
 	rf := runFlags{leaderElect: true, gracefulShutdown: 30 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "run -f KATALOG",
@@ -52,6 +58,11 @@ declares; the other entries of a CRD only watch and count their resources.
 Beside them it serves everything ` + "`orkestra serve`" + ` serves: the HTTPS /convert
 webhook, /metrics (conversion and reconcile metrics), /healthz, /readyz and
 /katalog with each entry's workers, active workers, resource count and health.
+
+Without --tls-cert/--tls-key (or TLS_CERT/TLS_KEY) the webhook's certificate
+is issued and rotated by the built-in mode: a CA and serving certificate in
+the Secret --cert-secret shared by every replica, written to --cert-dir, and
+the CA bundle kept in the katalog's CRDs.
 
 The cluster is reached through --kubeconfig, else $KUBECONFIG, else the
 in-cluster service account, else ~/.kube/config. With leader election (the
@@ -67,6 +78,12 @@ SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 				return err
 			}
 			serving.Complete(os.Getenv)
+			if serving.CertFile == "" && serving.KeyFile == "" {
+				// No certificate given: the built-in mode issues one.
+				certOpts.Complete(os.Getenv)
+				serving.CertFile, serving.KeyFile = certOpts.Files()
+				rf.builtinCerts = &certOpts
+			}
 			if err := serving.Validate(); err != nil {
 				return err
 			}
@@ -81,6 +98,7 @@ SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 	}
 	kf.register(cmd)
 	serving.AddFlags(cmd.Flags())
+	certOpts.AddFlags(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&rf.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster config, ~/.kube/config)")
 	fs.StringVar(&rf.namespace, "namespace", "", "watch custom resources and children in this namespace only (default: all namespaces)")
@@ -156,6 +174,13 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 	})
 	if err != nil {
 		return fmt.Errorf("creating the controller manager: %w", err)
+	}
+	if rf.builtinCerts != nil {
+		opts := *rf.builtinCerts
+		opts.Log = log.WithName("certs")
+		if _, err := certs.Setup(ctx, cfg, plan, opts, mgr); err != nil {
+			return fmt.Errorf("built-in webhook certificates: %w", err)
+		}
 	}
 	op := operator.New(plan, operator.Options{Log: log.WithName("operator")})
 	if err := op.SetupWithManager(mgr); err != nil {

@@ -1,0 +1,410 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/orkspace/orkestra-cel/operator/render"
+)
+
+// applier applies the rendered children of one custom resource.
+type applier struct {
+	e   *entryController
+	ctx context.Context
+	cr  *unstructured.Unstructured
+	now time.Time
+
+	// applied counts the children that passed their condition.
+	applied int
+	// retry asks for a reconcile soon (stale cache, conflict).
+	retry bool
+	// requeueAfter is the time until the next secret rotation (0: none).
+	requeueAfter time.Duration
+	jobsCreated  []string
+	jobsDeleted  []string
+	changes      []change
+}
+
+// applyAll applies onCreate and onReconcile children in order.
+//
+// When several declarations of one kind name the same object, the one that
+// passes its condition is applied (a drift-corrected one before an onCreate
+// one); a declaration whose condition fails deletes the object only when it
+// is drift-corrected, no passing declaration covers the name, and the object
+// is ours.
+func (a *applier) applyAll(res *render.Result) error {
+	var children []*render.Child
+	for _, h := range render.ApplyHooks {
+		children = append(children, res.Hooks[h]...)
+	}
+	chosen := map[string]*render.Child{}
+	for _, c := range children {
+		if !c.When {
+			continue
+		}
+		if cur := chosen[c.Key()]; cur == nil || (!cur.Reconciled && c.Reconciled) {
+			chosen[c.Key()] = c
+		}
+	}
+	deleted := map[string]bool{}
+	for _, c := range children {
+		if !c.When {
+			if c.Reconciled && chosen[c.Key()] == nil && !deleted[c.Key()] {
+				deleted[c.Key()] = true
+				if err := a.deleteIfOwned(c); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if chosen[c.Key()] != c {
+			continue
+		}
+		a.applied++
+		if err := a.apply(c); err != nil {
+			return fmt.Errorf("%s (%s): %w", c, c.Resource.Fields.Field, err)
+		}
+	}
+	return nil
+}
+
+func (a *applier) key(c *render.Child) types.NamespacedName {
+	return types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
+}
+
+// newLive returns an empty object to read the child into: typed for the
+// built-in kinds, unstructured for custom children.
+func (a *applier) newLive(c *render.Child) (client.Object, error) {
+	if c.Typed == nil && c.Kind == "custom" {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(c.GVK)
+		return u, nil
+	}
+	return newObject(a.e.scheme, c.GVK)
+}
+
+func (a *applier) get(c *render.Child) (client.Object, error) {
+	live, err := a.newLive(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.e.client.Get(a.ctx, a.key(c), live); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+// change records what the reconcile did to a child; flushEvents reports
+// all of a reconcile's changes in one event (fewer writes than one event per
+// child).
+func (a *applier) change(reason, format string, args ...any) {
+	a.changes = append(a.changes, change{reason: reason, note: fmt.Sprintf(format, args...)})
+}
+
+type change struct{ reason, note string }
+
+// flushEvents emits one Normal event for the changes of this reconcile:
+// reason Created, Updated, Recreated, Deleted or Rotated when all changes
+// are of one sort, else Applied.
+func (a *applier) flushEvents(action string) {
+	if len(a.changes) == 0 {
+		return
+	}
+	reason := a.changes[0].reason
+	notes := make([]string, len(a.changes))
+	for i, c := range a.changes {
+		if c.reason != reason {
+			reason = "Applied"
+		}
+		notes[i] = c.note
+	}
+	a.e.recorder.Eventf(a.cr, nil, corev1.EventTypeNormal, reason, action, "%s", truncate(strings.Join(notes, "; "), 1024))
+	a.changes = nil
+}
+
+// apply brings one passing child to its declared state.
+func (a *applier) apply(c *render.Child) error {
+	live, err := a.get(c)
+	if apierrors.IsNotFound(err) {
+		if c.Kind == "jobs" && jobSet(a.cr)[c.Namespace+"/"+c.Name] {
+			return nil // it ran already; Jobs are created once
+		}
+		if a.stillForeign(c) {
+			return nil
+		}
+		return a.create(c)
+	}
+	if err != nil {
+		return err
+	}
+	if live.GetDeletionTimestamp() != nil && render.IsOwnedBy(live, a.cr) {
+		// Being deleted (a pod's grace period, a finalizer): look again.
+		a.retry = true
+		return nil
+	}
+	if !render.IsOwnedBy(live, a.cr) {
+		if c.Reconciled {
+			return fmt.Errorf("it exists and is not managed by %s (orkestra-owner label %q); delete it or give the child another name", a.cr.GetName(), live.GetLabels()[render.LabelOwner])
+		}
+		return nil // onCreate leaves existing objects alone
+	}
+	switch {
+	case c.Resource.Once:
+		return a.rotate(c, live)
+	case c.Kind == "jobs", !c.Reconciled:
+		return nil
+	}
+	d, err := diffChild(c, live)
+	if err != nil {
+		return err
+	}
+	if d.none() {
+		return nil
+	}
+	if d.recreate {
+		return a.recreate(c, live, d)
+	}
+	if err := a.e.client.Update(a.ctx, live); err != nil {
+		if apierrors.IsConflict(err) {
+			a.retry = true
+			return nil
+		}
+		return fmt.Errorf("updating %s: %w", strings.Join(d.fields, ", "), err)
+	}
+	a.change("Updated", "updated %s: %s drifted", c, strings.Join(d.fields, ", "))
+	return nil
+}
+
+// desired returns a fresh copy of the child's object to create.
+func (a *applier) desired(c *render.Child) client.Object {
+	var obj client.Object
+	if c.Typed != nil {
+		obj = c.Typed.DeepCopyObject().(client.Object)
+	} else {
+		obj = c.Object.DeepCopy()
+	}
+	if c.Resource.Once {
+		ann := obj.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[render.AnnotationGeneratedAt] = a.now.UTC().Format(time.RFC3339)
+		obj.SetAnnotations(ann)
+		a.scheduleRotation(c, a.now)
+	}
+	return obj
+}
+
+func (a *applier) create(c *render.Child) error {
+	obj := a.desired(c)
+	if err := a.e.client.Create(a.ctx, obj); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return a.alreadyExists(c)
+		}
+		return fmt.Errorf("creating: %w", err)
+	}
+	if c.Kind == "jobs" {
+		a.jobsCreated = append(a.jobsCreated, c.Namespace+"/"+c.Name)
+	}
+	a.change("Created", "created %s", c)
+	return nil
+}
+
+// alreadyExists handles a create that found the object: either the cache is
+// behind (ours: look again soon), or someone else's object of that name
+// (not visible in the cache, which only holds managed objects).
+func (a *applier) alreadyExists(c *render.Child) error {
+	live, err := a.newLive(c)
+	if err != nil {
+		return err
+	}
+	if err := a.e.reader.Get(a.ctx, a.key(c), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			a.retry = true
+			return nil
+		}
+		return err
+	}
+	if render.IsOwnedBy(live, a.cr) {
+		a.retry = true
+		return nil
+	}
+	if c.Reconciled {
+		return fmt.Errorf("it exists and is not managed by %s (orkestra-owner label %q); delete it or give the child another name", a.cr.GetName(), live.GetLabels()[render.LabelOwner])
+	}
+	// onCreate leaves it alone; remember it so that later reconciles do not
+	// try to create it again.
+	a.e.foreign.Store(a.foreignKey(c), struct{}{})
+	return nil
+}
+
+// foreignKey identifies an onCreate child whose name someone else's object
+// holds (the cache, which only holds managed objects, does not see it).
+func (a *applier) foreignKey(c *render.Child) string {
+	return string(a.cr.GetUID()) + "/" + c.GVK.String() + "/" + c.Namespace + "/" + c.Name
+}
+
+// stillForeign reports whether the child's name is held by someone else's
+// object seen before, reading it from the API server (no write).
+func (a *applier) stillForeign(c *render.Child) bool {
+	key := a.foreignKey(c)
+	if _, ok := a.e.foreign.Load(key); !ok {
+		return false
+	}
+	live, err := a.newLive(c)
+	if err == nil {
+		err = a.e.reader.Get(a.ctx, a.key(c), live)
+	}
+	if err == nil && !render.IsOwnedBy(live, a.cr) {
+		return true
+	}
+	a.e.foreign.Delete(key)
+	return false
+}
+
+func (a *applier) recreate(c *render.Child, live client.Object, d drift) error {
+	uid := live.GetUID()
+	if err := a.e.client.Delete(a.ctx, live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		if apierrors.IsConflict(err) {
+			a.retry = true
+			return nil
+		}
+		return fmt.Errorf("deleting to recreate (%s changed): %w", strings.Join(d.fields, ", "), err)
+	}
+	obj := a.desired(c)
+	if err := a.e.client.Create(a.ctx, obj); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// Still terminating (a pod's grace period): create it next time.
+			a.retry = true
+			return nil
+		}
+		return fmt.Errorf("recreating (%s changed): %w", strings.Join(d.fields, ", "), err)
+	}
+	a.change("Recreated", "recreated %s: %s changed", c, strings.Join(d.fields, ", "))
+	return nil
+}
+
+// deleteIfOwned deletes the child's object when it exists and is ours.
+func (a *applier) deleteIfOwned(c *render.Child) error {
+	live, err := a.get(c)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", c, err)
+	}
+	if !render.IsOwnedBy(live, a.cr) || live.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	uid := live.GetUID()
+	if err := a.e.client.Delete(a.ctx, live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return nil
+		}
+		return fmt.Errorf("deleting %s: %w", c, err)
+	}
+	if c.Kind == "jobs" {
+		a.jobsDeleted = append(a.jobsDeleted, c.Namespace+"/"+c.Name)
+	}
+	a.change("Deleted", "deleted %s: its condition %s does not hold", c, c.Resource.When.Source())
+	return nil
+}
+
+// rotate regenerates a `once: true` secret older than its rotateAfter; a
+// secret without rotateAfter is never touched again.
+func (a *applier) rotate(c *render.Child, live client.Object) error {
+	ra := c.Resource.RotateAfter
+	if ra <= 0 {
+		return nil
+	}
+	generated := live.GetCreationTimestamp().Time
+	if s := live.GetAnnotations()[render.AnnotationGeneratedAt]; s != "" {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			generated = t
+		}
+	}
+	due := generated.Add(ra)
+	if a.now.Before(due) {
+		a.scheduleRotation(c, generated)
+		return nil
+	}
+	secret, ok := live.(*corev1.Secret)
+	want, ok2 := c.Typed.(*corev1.Secret)
+	if !ok || !ok2 {
+		return fmt.Errorf("rotateAfter applies to secrets only")
+	}
+	secret.Data = want.Data
+	ann := secret.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[render.AnnotationGeneratedAt] = a.now.UTC().Format(time.RFC3339)
+	secret.SetAnnotations(ann)
+	if err := a.e.client.Update(a.ctx, secret); err != nil {
+		if apierrors.IsConflict(err) {
+			a.retry = true
+			return nil
+		}
+		return fmt.Errorf("rotating: %w", err)
+	}
+	a.scheduleRotation(c, a.now)
+	a.change("Rotated", "rotated %s: older than rotateAfter %s", c, ra)
+	return nil
+}
+
+// scheduleRotation makes the reconcile come back when the secret generated
+// at generated is due.
+func (a *applier) scheduleRotation(c *render.Child, generated time.Time) {
+	ra := c.Resource.RotateAfter
+	if ra <= 0 {
+		return
+	}
+	wait := generated.Add(ra).Sub(a.now)
+	if wait < time.Second {
+		wait = time.Second
+	}
+	if a.requeueAfter == 0 || wait < a.requeueAfter {
+		a.requeueAfter = wait
+	}
+}
+
+// runOnDelete creates an onDelete child when absent; done is false while an
+// onDelete Job has not completed.
+func (a *applier) runOnDelete(c *render.Child) (done bool, err error) {
+	live, err := a.get(c)
+	if apierrors.IsNotFound(err) {
+		if err := a.create(c); err != nil {
+			return false, fmt.Errorf("onDelete %s: %w", c, err)
+		}
+		return c.Kind != "jobs", nil
+	}
+	if err != nil {
+		return false, err
+	}
+	job, ok := live.(*batchv1.Job)
+	if !ok {
+		return true, nil
+	}
+	for _, cond := range job.Status.Conditions {
+		if cond.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch cond.Type {
+		case batchv1.JobComplete:
+			return true, nil
+		case batchv1.JobFailed:
+			return false, fmt.Errorf("onDelete Job %s failed (%s: %s); the finalizer %s stays until it succeeds: fix the cause and delete the Job to run it again, or remove the finalizer by hand", c, cond.Reason, cond.Message, Finalizer)
+		}
+	}
+	return false, nil
+}

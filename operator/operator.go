@@ -1,0 +1,566 @@
+// Package operator runs a compiled katalog against a cluster: a
+// controller-runtime manager with one controller per CRD version entry (its
+// own informer, work queue and workers), reconciling custom resources into
+// the child objects their katalog declares.
+//
+// Per entry that reconciles: the controller watches the custom resource and
+// owns every child kind the entry declares, so a child changed or deleted
+// behind Orkestra's back is reconciled at once. Children are rendered by
+// operator/render (the code path `orkestra render` prints) and applied with
+// per-kind drift comparison of the fields the katalog manages: a reconcile
+// with nothing to change makes no write call. Entries that do not reconcile
+// (another version of a CRD whose storage-version entry reconciles) only
+// count their resources through an informer.
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/operator/render"
+)
+
+// Finalizer is put on custom resources whose entry declares onDelete
+// children (or finalizers): it is removed once they ran.
+const Finalizer = "orkestra.orkspace.io/finalizer"
+
+// AnnotationJobs lists, on a custom resource, the Jobs already created for
+// it (namespace/name, comma-separated): Jobs run once per custom resource
+// and are not created again when they are gone (ttlSecondsAfterFinished).
+const AnnotationJobs = "orkestra.orkspace.io/jobs"
+
+// EventReporter is the reporting controller of the events Orkestra emits.
+const EventReporter = "orkestra"
+
+// Options configure an Operator.
+type Options struct {
+	// Log is the operator's logger.
+	Log logr.Logger
+	// Registry receives the reconcile metrics; nil means controller-runtime's
+	// metrics.Registry (shared with the webhook's conversion metrics).
+	Registry prometheus.Registerer
+	// Now returns the current time (rotateAfter); nil means time.Now.
+	Now func() time.Time
+	// WrapClient, when set, wraps the client the reconcilers read and write
+	// with (tests count the calls).
+	WrapClient func(client.Client) client.Client
+	// SkipControllerNameValidation allows several operators of one katalog
+	// in one process (tests).
+	SkipControllerNameValidation bool
+	// RequeueOnDeleteJob is how often a custom resource being deleted is
+	// checked while its onDelete Jobs run (default 2s).
+	RequeueOnDeleteJob time.Duration
+}
+
+// Operator reconciles the entries of one plan. Build it with New, add it to a
+// manager with SetupWithManager.
+type Operator struct {
+	plan    *engine.Plan
+	opts    Options
+	entries map[string]*entryController
+	order   []*entryController
+	gauges  *gaugeCollector
+	synced  atomic.Bool
+}
+
+// New returns an operator for plan.
+func New(plan *engine.Plan, opts Options) *Operator {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Registry == nil {
+		opts.Registry = ctrlmetrics.Registry
+	}
+	if opts.RequeueOnDeleteJob <= 0 {
+		opts.RequeueOnDeleteJob = 2 * time.Second
+	}
+	return &Operator{plan: plan, opts: opts, entries: map[string]*entryController{}}
+}
+
+// EntryStatus is what the operator knows about one katalog entry at run time.
+type EntryStatus struct {
+	// Workers is the entry's worker pool (0 when it only watches);
+	// WorkersActive how many reconcile right now.
+	Workers       int
+	WorkersActive int
+	// ResourceCount is how many custom resources the entry's informer holds.
+	ResourceCount int
+	// Started is true once the entry's informer has synced and, for an entry
+	// that reconciles, its workers run (on the leader only).
+	Started bool
+	// Healthy is true when the informer has synced and fewer than half of
+	// the recent reconciles failed (a follower is healthy).
+	Healthy bool
+}
+
+// Entry returns the run-time status of the entry named name; false when the
+// operator runs nothing for it (unknown or disabled).
+func (o *Operator) Entry(name string) (EntryStatus, bool) {
+	e, ok := o.entries[name]
+	if !ok {
+		return EntryStatus{}, false
+	}
+	return e.status(), true
+}
+
+// Ready reports whether every informer has synced.
+func (o *Operator) Ready() error {
+	if !o.synced.Load() {
+		return errors.New("the operator's caches have not synced yet")
+	}
+	return nil
+}
+
+// Scheme returns a scheme holding the built-in kinds children can have.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// ManagerOptions configure NewManager.
+type ManagerOptions struct {
+	// Namespace restricts the watches to one namespace ("" watches all).
+	Namespace string
+	// LeaderElection makes only the elected replica reconcile.
+	LeaderElection          bool
+	LeaderElectionID        string
+	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election;
+	// zero keeps controller-runtime's defaults (15s, 10s, 2s).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// HealthProbeBindAddress serves controller-runtime's /healthz and
+	// /readyz; "" or "0" disables it (orkestra run serves them itself).
+	HealthProbeBindAddress string
+	// GracefulShutdownTimeout bounds how long reconciles may finish on stop.
+	GracefulShutdownTimeout time.Duration
+	Log                     logr.Logger
+	// SkipControllerNameValidation, see Options.
+	SkipControllerNameValidation bool
+}
+
+// NewManager returns a controller-runtime manager set up for plan: the
+// built-in scheme, caches of child kinds restricted to objects carrying the
+// managed label, unstructured objects read from the cache, controller-
+// runtime's own metrics server off (the process serves /metrics from the same
+// registry), and leader election as asked.
+func NewManager(cfg *rest.Config, plan *engine.Plan, o ManagerOptions) (manager.Manager, error) {
+	cacheOpts := CacheOptions(plan, o.Namespace)
+	probe := o.HealthProbeBindAddress
+	if probe == "" {
+		probe = "0"
+	}
+	shutdown := o.GracefulShutdownTimeout
+	if shutdown == 0 {
+		shutdown = 30 * time.Second
+	}
+	mo := manager.Options{
+		Scheme:                        Scheme(),
+		Cache:                         cacheOpts,
+		Client:                        client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        probe,
+		LeaderElection:                o.LeaderElection,
+		LeaderElectionID:              o.LeaderElectionID,
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &shutdown,
+		Logger:                        o.Log,
+	}
+	if o.LeaseDuration > 0 {
+		mo.LeaseDuration = &o.LeaseDuration
+	}
+	if o.RenewDeadline > 0 {
+		mo.RenewDeadline = &o.RenewDeadline
+	}
+	if o.RetryPeriod > 0 {
+		mo.RetryPeriod = &o.RetryPeriod
+	}
+	if o.SkipControllerNameValidation {
+		t := true
+		mo.Controller.SkipNameValidation = &t
+	}
+	return ctrl.NewManager(cfg, mo)
+}
+
+// CacheOptions restricts the manager's caches: child kinds to objects
+// labelled orkestra.orkspace.io/managed=true (a cluster's Secrets and Pods
+// are not all held in memory), and everything to namespace when it is set.
+func CacheOptions(plan *engine.Plan, namespace string) cache.Options {
+	sel := labels.SelectorFromSet(labels.Set{render.LabelManaged: "true"})
+	byObject := map[client.Object]cache.ByObject{}
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, e := range plan.Entries {
+		for _, gvk := range childGVKs(e) {
+			if seen[gvk] {
+				continue
+			}
+			seen[gvk] = true
+			// Only built-in kinds: the manager asks the API server about
+			// every kind listed here when it starts, and a custom kind may
+			// not be served yet.
+			scheme := Scheme()
+			if !scheme.Recognizes(gvk) {
+				continue
+			}
+			obj, err := newObject(scheme, gvk)
+			if err != nil {
+				continue
+			}
+			byObject[obj] = cache.ByObject{Label: sel}
+		}
+	}
+	opts := cache.Options{ByObject: byObject}
+	if namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
+	return opts
+}
+
+// childKind is a kind of child known before evaluation.
+type childKind struct {
+	gvk    schema.GroupVersionKind
+	custom bool
+}
+
+// childGVKs returns the kinds of an entry's children known before
+// evaluation: every built-in kind, and custom kinds whose apiVersion and
+// kind are literals.
+func childGVKs(e *engine.Entry) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, k := range childKinds(e) {
+		if !seen[k.gvk] {
+			seen[k.gvk] = true
+			out = append(out, k.gvk)
+		}
+	}
+	return out
+}
+
+// childKinds returns the kinds of an entry's children known before
+// evaluation, telling custom children (read as unstructured objects) apart.
+func childKinds(e *engine.Entry) []childKind {
+	var out []childKind
+	seen := map[childKind]bool{}
+	for _, h := range katalog.Hooks {
+		for _, r := range e.Hooks[h] {
+			var gvk schema.GroupVersionKind
+			if r.Kind.Open {
+				av, k := r.Fields.Get("apiVersion"), r.Fields.Get("kind")
+				if av == nil || k == nil || !av.IsLiteral() || !k.IsLiteral() {
+					continue
+				}
+				avs, _ := av.Literal.(string)
+				ks, _ := k.Literal.(string)
+				gv, err := schema.ParseGroupVersion(avs)
+				if err != nil || ks == "" {
+					continue
+				}
+				gvk = gv.WithKind(ks)
+			} else {
+				gvk = schema.FromAPIVersionAndKind(r.Kind.APIVersion, r.Kind.Kind)
+			}
+			k := childKind{gvk: gvk, custom: r.Kind.Open}
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// newObject returns an empty object of gvk: typed when the scheme knows it,
+// else unstructured.
+func newObject(s *runtime.Scheme, gvk schema.GroupVersionKind) (client.Object, error) {
+	if s.Recognizes(gvk) {
+		o, err := s.New(gvk)
+		if err != nil {
+			return nil, err
+		}
+		obj, ok := o.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("%s is not an object", gvk)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		return obj, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// SetupWithManager registers one controller per enabled entry that
+// reconciles, and an informer that counts resources for every other enabled
+// entry.
+func (o *Operator) SetupWithManager(mgr manager.Manager) error {
+	m, gauges, err := metricsFor(o.opts.Registry)
+	if err != nil {
+		return fmt.Errorf("registering the reconcile metrics: %w", err)
+	}
+	o.gauges = gauges
+	c := mgr.GetClient()
+	if o.opts.WrapClient != nil {
+		c = o.opts.WrapClient(c)
+	}
+	recorder := mgr.GetEventRecorder(EventReporter)
+	for _, e := range o.plan.Entries {
+		if !e.Enabled {
+			continue
+		}
+		ec := &entryController{
+			op:       o,
+			entry:    e,
+			client:   c,
+			reader:   mgr.GetAPIReader(),
+			mapper:   mgr.GetRESTMapper(),
+			scheme:   mgr.GetScheme(),
+			recorder: recorder,
+			metrics:  m,
+			log:      o.opts.Log.WithValues("crd", e.Name),
+		}
+		if e.Reconciles {
+			ec.total = map[string]prometheus.Counter{
+				ResultSuccess: m.total.WithLabelValues(e.Name, ResultSuccess),
+				ResultError:   m.total.WithLabelValues(e.Name, ResultError),
+				ResultRequeue: m.total.WithLabelValues(e.Name, ResultRequeue),
+			}
+			ec.duration = m.duration.WithLabelValues(e.Name)
+		}
+		if err := ec.setup(mgr); err != nil {
+			return fmt.Errorf("katalog entry %s: %w", e.Name, err)
+		}
+		o.entries[e.Name] = ec
+		o.order = append(o.order, ec)
+	}
+	// Once every informer synced: ready (on every replica).
+	return mgr.Add(&syncRunnable{op: o, cache: mgr.GetCache()})
+}
+
+// syncRunnable marks the operator ready once the caches synced, and keeps
+// the gauges registered while the manager runs.
+type syncRunnable struct {
+	op    *Operator
+	cache cache.Cache
+}
+
+func (s *syncRunnable) NeedLeaderElection() bool { return false }
+
+func (s *syncRunnable) Start(ctx context.Context) error {
+	for _, e := range s.op.order {
+		s.op.gauges.add(e)
+	}
+	defer func() {
+		for _, e := range s.op.order {
+			s.op.gauges.remove(e)
+		}
+	}()
+	if s.cache.WaitForCacheSync(ctx) {
+		s.op.synced.Store(true)
+		for _, e := range s.op.order {
+			e.informerSynced.Store(true)
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// startedRunnable marks an entry's workers started; it runs on the leader
+// only, like the controllers.
+type startedRunnable struct {
+	e     *entryController
+	cache cache.Cache
+}
+
+func (s *startedRunnable) Start(ctx context.Context) error {
+	if s.cache.WaitForCacheSync(ctx) {
+		s.e.workersStarted.Store(true)
+	}
+	<-ctx.Done()
+	s.e.workersStarted.Store(false)
+	return nil
+}
+
+// entryController runs one katalog entry.
+type entryController struct {
+	op       *Operator
+	entry    *engine.Entry
+	client   client.Client
+	reader   client.Reader
+	mapper   meta.RESTMapper
+	scheme   *runtime.Scheme
+	recorder events.EventRecorder
+	metrics  *metrics
+	total    map[string]prometheus.Counter
+	duration prometheus.Observer
+	log      logr.Logger
+
+	// foreign holds onCreate children whose name another object holds.
+	foreign sync.Map
+
+	queueMu sync.Mutex
+	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+	active         atomic.Int64
+	resources      atomic.Int64
+	informerSynced atomic.Bool
+	workersStarted atomic.Bool
+	recentMu       sync.Mutex
+	recent         [32]bool // true: failed
+	recentN        int
+}
+
+func (e *entryController) status() EntryStatus {
+	st := EntryStatus{
+		WorkersActive: int(e.active.Load()),
+		ResourceCount: int(e.resources.Load()),
+	}
+	if e.entry.Reconciles {
+		st.Workers = e.workers()
+		st.Started = e.workersStarted.Load() && e.informerSynced.Load()
+	} else {
+		st.Started = e.informerSynced.Load()
+	}
+	// A follower (not the leader) is healthy too: its informer runs and
+	// it is ready to take over.
+	st.Healthy = e.informerSynced.Load() && e.failureRatio() < 0.5
+	return st
+}
+
+func (e *entryController) workers() int {
+	if e.entry.Workers > 0 {
+		return e.entry.Workers
+	}
+	return 1
+}
+
+func (e *entryController) queueDepth() int {
+	e.queueMu.Lock()
+	defer e.queueMu.Unlock()
+	if e.queue == nil {
+		return 0
+	}
+	return e.queue.Len()
+}
+
+func (e *entryController) observe(failed bool) {
+	e.recentMu.Lock()
+	e.recent[e.recentN%len(e.recent)] = failed
+	e.recentN++
+	e.recentMu.Unlock()
+}
+
+func (e *entryController) failureRatio() float64 {
+	e.recentMu.Lock()
+	defer e.recentMu.Unlock()
+	n := min(e.recentN, len(e.recent))
+	if n == 0 {
+		return 0
+	}
+	failed := 0
+	for i := 0; i < n; i++ {
+		if e.recent[i] {
+			failed++
+		}
+	}
+	return float64(failed) / float64(n)
+}
+
+func (e *entryController) crObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(e.entry.GVK)
+	return u
+}
+
+// setup registers the entry's controller (or, for an entry that only
+// watches, its counting informer).
+func (e *entryController) setup(mgr manager.Manager) error {
+	inf, err := mgr.GetCache().GetInformer(context.Background(), e.crObject())
+	if err != nil {
+		return fmt.Errorf("informer for %s: %w", e.entry.GVK, err)
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { e.resources.Add(1) },
+		DeleteFunc: func(any) { e.resources.Add(-1) },
+	}); err != nil {
+		return err
+	}
+	if !e.entry.Reconciles {
+		return nil
+	}
+	b := builder.ControllerManagedBy(mgr).
+		Named(e.entry.Name).
+		For(e.crObject())
+	for _, k := range childKinds(e.entry) {
+		gvk := k.gvk
+		obj, err := newObject(mgr.GetScheme(), gvk)
+		if err != nil {
+			return err
+		}
+		if k.custom {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			obj = u
+			// A custom kind the API server may not serve (yet): watching
+			// it would keep the controller from starting.
+			if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+				e.log.Info("not watching custom child kind: the API server does not serve it; changes to such children are corrected on the next reconcile", "kind", gvk.String(), "error", err.Error())
+				continue
+			}
+		}
+		b = b.Owns(obj)
+	}
+	opts := controller.Options{
+		MaxConcurrentReconciles: e.workers(),
+		NewQueue: func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+			q := priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
+				o.Log = e.log
+				o.RateLimiter = rl
+			})
+			e.queueMu.Lock()
+			e.queue = q
+			e.queueMu.Unlock()
+			return q
+		},
+	}
+	if e.op.opts.SkipControllerNameValidation {
+		t := true
+		opts.SkipNameValidation = &t
+	}
+	if err := b.WithOptions(opts).Complete(e); err != nil {
+		return err
+	}
+	return mgr.Add(&startedRunnable{e: e, cache: mgr.GetCache()})
+}

@@ -1,0 +1,269 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/operator/render"
+)
+
+// Reasons of the Ready condition and of events.
+const (
+	ReasonSucceeded      = "ReconcileSucceeded"
+	ReasonRenderFailed   = "RenderFailed"
+	ReasonApplyFailed    = "ApplyFailed"
+	ReasonOnDeleteFailed = "OnDeleteFailed"
+	ConditionReady       = "Ready"
+)
+
+// retryAfter is how soon a reconcile that met a transient condition (a
+// stale cache, a conflict) runs again.
+const retryAfter = time.Second
+
+// Reconcile reconciles one custom resource of the entry.
+func (e *entryController) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	e.active.Add(1)
+	defer e.active.Add(-1)
+	start := time.Now()
+	res, retry, err := e.reconcile(ctx, req)
+	e.duration.Observe(time.Since(start).Seconds())
+	switch {
+	case err != nil:
+		e.total[ResultError].Inc()
+		e.observe(true) // controller-runtime logs the error
+	case retry:
+		e.total[ResultRequeue].Inc()
+		e.observe(false)
+	default:
+		e.total[ResultSuccess].Inc()
+		e.observe(false)
+	}
+	return res, err
+}
+
+// reconcile returns retry=true when it asks to run again soon for a
+// transient reason.
+func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, bool, error) {
+	cr := e.crObject()
+	if err := e.client.Get(ctx, req.NamespacedName, cr); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, false, nil
+		}
+		return reconcile.Result{}, false, err
+	}
+	if cr.GetDeletionTimestamp() != nil {
+		return e.finalize(ctx, cr)
+	}
+	if fins := e.finalizers(); len(fins) > 0 && !hasAll(cr.GetFinalizers(), fins) {
+		orig := cr.DeepCopy()
+		cr.SetFinalizers(union(cr.GetFinalizers(), fins))
+		if err := e.client.Patch(ctx, cr, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) {
+				return reconcile.Result{RequeueAfter: retryAfter}, true, nil
+			}
+			return reconcile.Result{}, false, fmt.Errorf("adding the finalizer: %w", err)
+		}
+	}
+	a := &applier{e: e, ctx: ctx, cr: cr, now: e.op.opts.Now()}
+	res, err := render.RenderWith(e.entry, cr, render.Options{Hooks: render.ApplyHooks, IsNamespaced: e.isNamespaced})
+	if err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
+	}
+	err = a.applyAll(res)
+	a.flushEvents("Reconcile")
+	if err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonApplyFailed, err)
+	}
+	if err := a.recordJobs(); err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonApplyFailed, err)
+	}
+	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonSucceeded,
+		Message: fmt.Sprintf("%d children applied", a.applied)}
+	if err := e.writeStatus(ctx, cr, res.Status, ready); err != nil {
+		if apierrors.IsConflict(err) {
+			return reconcile.Result{RequeueAfter: retryAfter}, true, nil
+		}
+		return reconcile.Result{}, false, fmt.Errorf("writing the status: %w", err)
+	}
+	out := reconcile.Result{RequeueAfter: a.requeueAfter}
+	if r := e.entry.Resync; r > 0 && (out.RequeueAfter == 0 || r < out.RequeueAfter) {
+		out.RequeueAfter = r
+	}
+	if a.retry {
+		out.RequeueAfter = retryAfter
+	}
+	return out, a.retry, nil
+}
+
+// fail reports err on the custom resource (event, Ready=False) and returns
+// it, so that the work queue retries with backoff.
+func (e *entryController) fail(ctx context.Context, cr *unstructured.Unstructured, reason string, err error) error {
+	msg := err.Error()
+	e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", truncate(msg, 1024))
+	cond := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: truncate(msg, 32768)}
+	if serr := e.writeStatus(ctx, cr, nil, cond); serr != nil && !apierrors.IsConflict(serr) {
+		e.log.Error(serr, "writing the Ready condition", "object", client.ObjectKeyFromObject(cr).String())
+	}
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// finalizers are the finalizers the entry puts on its custom resources.
+func (e *entryController) finalizers() []string {
+	if len(e.entry.Hooks[katalog.OnDelete]) == 0 && len(e.entry.Finalizers) == 0 {
+		return nil
+	}
+	return union([]string{Finalizer}, e.entry.Finalizers)
+}
+
+// finalize runs the onDelete children of a custom resource being deleted,
+// then removes the finalizers. onDelete Jobs must complete first.
+func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstructured) (reconcile.Result, bool, error) {
+	fins := e.finalizers()
+	if len(fins) == 0 || !hasAny(cr.GetFinalizers(), fins) {
+		return reconcile.Result{}, false, nil
+	}
+	res, err := render.RenderWith(e.entry, cr, render.Options{Hooks: render.DeleteHooks, SkipStatus: true, IsNamespaced: e.isNamespaced})
+	if err != nil {
+		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonOnDeleteFailed, "Finalize", "%s", truncate(err.Error(), 1024))
+		return reconcile.Result{}, false, err
+	}
+	a := &applier{e: e, ctx: ctx, cr: cr, now: e.op.opts.Now()}
+	pending := false
+	seen := map[string]bool{}
+	for _, c := range res.Hooks[katalog.OnDelete] {
+		if !c.When || seen[c.Key()] {
+			continue
+		}
+		seen[c.Key()] = true
+		done, err := a.runOnDelete(c)
+		a.flushEvents("Finalize")
+		if err != nil {
+			e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonOnDeleteFailed, "Finalize", "%s", truncate(err.Error(), 1024))
+			return reconcile.Result{}, false, err
+		}
+		if !done {
+			pending = true
+		}
+	}
+	if pending || a.retry {
+		return reconcile.Result{RequeueAfter: e.op.opts.RequeueOnDeleteJob}, true, nil
+	}
+	orig := cr.DeepCopy()
+	var keep []string
+	for _, f := range cr.GetFinalizers() {
+		if !slices.Contains(fins, f) {
+			keep = append(keep, f)
+		}
+	}
+	cr.SetFinalizers(keep)
+	if err := e.client.Patch(ctx, cr, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, false, nil
+		}
+		if apierrors.IsConflict(err) {
+			return reconcile.Result{RequeueAfter: retryAfter}, true, nil
+		}
+		return reconcile.Result{}, false, fmt.Errorf("removing the finalizer: %w", err)
+	}
+	e.recorder.Eventf(cr, nil, corev1.EventTypeNormal, "Finalized", "Finalize", "onDelete ran (%d children); finalizer removed", len(seen))
+	return reconcile.Result{}, false, nil
+}
+
+func (e *entryController) isNamespaced(gvk schema.GroupVersionKind) (bool, error) {
+	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false, err
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// recordJobs records the Jobs created by this reconcile on the custom
+// resource (and forgets those deleted because their condition failed).
+func (a *applier) recordJobs() error {
+	if len(a.jobsCreated) == 0 && len(a.jobsDeleted) == 0 {
+		return nil
+	}
+	cur := jobSet(a.cr)
+	for _, j := range a.jobsCreated {
+		cur[j] = true
+	}
+	for _, j := range a.jobsDeleted {
+		delete(cur, j)
+	}
+	list := make([]string, 0, len(cur))
+	for j := range cur {
+		list = append(list, j)
+	}
+	sort.Strings(list)
+	orig := a.cr.DeepCopy()
+	ann := a.cr.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	if len(list) == 0 {
+		delete(ann, AnnotationJobs)
+	} else {
+		ann[AnnotationJobs] = strings.Join(list, ",")
+	}
+	a.cr.SetAnnotations(ann)
+	return a.e.client.Patch(a.ctx, a.cr, client.MergeFrom(orig))
+}
+
+func jobSet(cr *unstructured.Unstructured) map[string]bool {
+	out := map[string]bool{}
+	for _, j := range strings.Split(cr.GetAnnotations()[AnnotationJobs], ",") {
+		if j != "" {
+			out[j] = true
+		}
+	}
+	return out
+}
+
+func hasAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasAny(have, want []string) bool {
+	for _, w := range want {
+		if slices.Contains(have, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

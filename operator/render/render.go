@@ -1,0 +1,536 @@
+// Package render turns one custom resource into the child objects and status
+// its katalog entry declares. It is pure (no cluster): the reconciler and
+// `orkestra render` share it, so what render prints is what the operator
+// applies.
+//
+// Every resource's simplified fields (image, port, replicas, …) and its
+// `when`/`or` condition are evaluated in one engine.Scope over the CR; the
+// builders then turn the evaluated fields into the real object with the typed
+// Kubernetes API structs (k8s.io/api), converted to unstructured.
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// Labels and annotations Orkestra puts on the objects it creates.
+const (
+	// LabelOwner names the owning custom resource (LabelValue of its name).
+	// Only children carrying it are ever deleted.
+	LabelOwner = "orkestra-owner"
+	// LabelManaged is "true" on every child; the operator's caches of child
+	// kinds only hold objects carrying it.
+	LabelManaged = "orkestra.orkspace.io/managed"
+	// LabelChild names the child (LabelValue of its name). Together with
+	// LabelOwner it makes a workload's selector unique: two Deployments of
+	// one custom resource never select each other's pods.
+	LabelChild = "orkestra.orkspace.io/child"
+	// AnnotationGeneratedAt holds the RFC 3339 time a `once: true` secret
+	// was generated; rotateAfter counts from it.
+	AnnotationGeneratedAt = "orkestra.orkspace.io/generated-at"
+	// AnnotationRotateAfter records the secret's rotateAfter, for people
+	// reading the object.
+	AnnotationRotateAfter = "orkestra.orkspace.io/rotate-after"
+)
+
+// Hook groups. The children of onCreate and onReconcile are applied together
+// on every reconcile; onDelete runs once the custom resource is being deleted.
+var (
+	ApplyHooks  = []string{katalog.OnCreate, katalog.OnReconcile}
+	DeleteHooks = []string{katalog.OnDelete}
+)
+
+// Options tune a render.
+type Options struct {
+	// Hooks to render; nil renders all three.
+	Hooks []string
+	// SkipStatus leaves Result.Status nil.
+	SkipStatus bool
+	// IsNamespaced reports whether a custom child's kind is namespaced; nil
+	// assumes it is. The operator answers it from the API server's REST
+	// mapping: cluster-scoped children get no namespace and no owner
+	// reference (Kubernetes forbids a namespaced owner on them).
+	IsNamespaced func(schema.GroupVersionKind) (bool, error)
+}
+
+// Result is what one custom resource renders into.
+type Result struct {
+	// Entry is the katalog entry rendered.
+	Entry string
+	// Hooks holds each rendered hook's children in apply order.
+	Hooks map[string][]*Child
+	// Status holds the evaluated status fields, nested by path relative to
+	// status (`phase` → {"phase": …}), typed as evaluated.
+	Status map[string]any
+}
+
+// Child is one declared child object of a custom resource.
+type Child struct {
+	// Resource is the compiled declaration.
+	Resource *engine.Resource
+	Hook     string
+	// Kind is the katalog kind key (deployments, services, custom, …).
+	Kind string
+	// GVK of the object (for custom: its evaluated apiVersion and kind).
+	GVK       schema.GroupVersionKind
+	Name      string
+	Namespace string
+	// When reports whether the child's when/or conditions hold (true when it
+	// has none). When it is false only the name, namespace and GVK are
+	// evaluated: Fields, Object and Typed are nil.
+	When bool
+	// Reconciled is true for children that are drift-corrected: declared
+	// under onReconcile, or under onCreate with reconcile: true.
+	Reconciled bool
+	// Fields are the evaluated simplified fields; their keys are the fields
+	// the katalog manages (what drift correction compares).
+	Fields map[string]any
+	// Object is the built object.
+	Object *unstructured.Unstructured
+	// Typed is the same object as its k8s.io/api struct (nil for custom).
+	Typed client.Object
+}
+
+// Key identifies the child's object: kind key, namespace and name.
+func (c *Child) Key() string {
+	return c.Kind + "/" + c.Namespace + "/" + c.Name
+}
+
+// String names the child for messages: `Deployment default/shop`.
+func (c *Child) String() string {
+	kind := c.GVK.Kind
+	if kind == "" {
+		kind = c.Kind
+	}
+	if c.Namespace == "" {
+		return kind + " " + c.Name
+	}
+	return kind + " " + c.Namespace + "/" + c.Name
+}
+
+// Error is a failure to render one declaration; it names the custom
+// resource, the declaration and the cause.
+type Error struct {
+	Object string // Kind namespace/name of the custom resource
+	Field  string // e.g. operatorBox.onReconcile.deployments[0]
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("rendering %s: %v", e.Object, e.Err)
+	}
+	return fmt.Sprintf("rendering %s: %s: %v", e.Object, e.Field, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Render evaluates every hook and the status of entry over cr.
+func Render(entry *engine.Entry, cr *unstructured.Unstructured) (*Result, error) {
+	return RenderWith(entry, cr, Options{})
+}
+
+// RenderWith renders the hooks opts names (all when nil) and, unless
+// opts.SkipStatus, the status.
+func RenderWith(entry *engine.Entry, cr *unstructured.Unstructured, opts Options) (*Result, error) {
+	r := &renderer{entry: entry, cr: cr, scope: engine.NewScope(cr.Object), opts: opts}
+	return r.render()
+}
+
+type renderer struct {
+	entry *engine.Entry
+	cr    *unstructured.Unstructured
+	scope *engine.Scope
+	opts  Options
+}
+
+func (r *renderer) crName() string {
+	ns := r.cr.GetNamespace()
+	kind := r.cr.GetKind()
+	if kind == "" {
+		kind = r.entry.GVK.Kind
+	}
+	if ns == "" {
+		return kind + " " + r.cr.GetName()
+	}
+	return kind + " " + ns + "/" + r.cr.GetName()
+}
+
+func (r *renderer) errorf(field string, err error) error {
+	var ee *engine.EvalError
+	if errors.As(err, &ee) {
+		field = "" // it names its field, expression and position
+	}
+	return &Error{Object: r.crName(), Field: field, Err: err}
+}
+
+func (r *renderer) render() (*Result, error) {
+	hooks := r.opts.Hooks
+	if hooks == nil {
+		hooks = katalog.Hooks
+	}
+	res := &Result{Entry: r.entry.Name, Hooks: map[string][]*Child{}}
+	// Evaluate every child of the requested hooks first: services pick the
+	// workload they select among the passing workloads of their group.
+	for _, h := range hooks {
+		for _, rs := range r.entry.Hooks[h] {
+			c, err := r.evaluate(rs)
+			if err != nil {
+				return nil, err
+			}
+			res.Hooks[h] = append(res.Hooks[h], c)
+		}
+	}
+	for _, h := range hooks {
+		group := ApplyHooks
+		if h == katalog.OnDelete {
+			group = DeleteHooks
+		}
+		var workloads []*Child
+		for _, g := range group {
+			for _, c := range res.Hooks[g] {
+				if c.When && (c.Kind == "deployments" || c.Kind == "statefulSets") {
+					workloads = append(workloads, c)
+				}
+			}
+		}
+		for _, c := range res.Hooks[h] {
+			if !c.When {
+				continue
+			}
+			if err := r.build(c, workloads); err != nil {
+				return nil, r.errorf(c.Resource.Fields.Field, err)
+			}
+		}
+	}
+	if !r.opts.SkipStatus {
+		st, err := r.status()
+		if err != nil {
+			return nil, err
+		}
+		res.Status = st
+	}
+	return res, nil
+}
+
+// evaluate evaluates the child's condition and fields (only identity fields
+// when the condition fails).
+func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
+	field := rs.Fields.Field
+	c := &Child{
+		Resource:   rs,
+		Hook:       rs.Hook,
+		Kind:       rs.Kind.Key,
+		When:       true,
+		Reconciled: rs.Hook == katalog.OnReconcile || rs.Reconcile,
+	}
+	if rs.When != nil {
+		ok, err := rs.When.Eval(r.scope)
+		if err != nil {
+			return nil, r.errorf(field+".when", fmt.Errorf("evaluating %s: %w", rs.When.Source(), err))
+		}
+		c.When = ok
+	}
+	var fields map[string]any
+	if c.When {
+		v, _, err := rs.Fields.Eval(r.scope)
+		if err != nil {
+			return nil, r.errorf(field, err)
+		}
+		fields, _ = v.(map[string]any)
+		c.Fields = fields
+	} else {
+		// Only what identifies the object: the reconciler may have to
+		// delete it.
+		fields = map[string]any{}
+		for _, key := range []string{"name", "namespace", "apiVersion", "kind"} {
+			n := rs.Fields.Get(key)
+			if n == nil {
+				continue
+			}
+			v, ok, err := n.Eval(r.scope)
+			if err != nil {
+				return nil, r.errorf(field, err)
+			}
+			if ok {
+				fields[key] = v
+			}
+		}
+	}
+	f := fieldReader{fields: fields, base: field}
+	c.Name = f.str("name")
+	if c.Name == "" {
+		return nil, r.errorf(field+".name", fmt.Errorf("the name is empty"))
+	}
+	if rs.Kind.Open {
+		apiVersion, kind := f.str("apiVersion"), f.str("kind")
+		if apiVersion == "" || kind == "" {
+			return nil, r.errorf(field, fmt.Errorf("a custom resource needs apiVersion and kind, got %q and %q", apiVersion, kind))
+		}
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			return nil, r.errorf(field+".apiVersion", err)
+		}
+		c.GVK = gv.WithKind(kind)
+	} else {
+		c.GVK = schema.FromAPIVersionAndKind(rs.Kind.APIVersion, rs.Kind.Kind)
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	namespaced := true
+	if rs.Kind.Open && r.opts.IsNamespaced != nil {
+		var err error
+		if namespaced, err = r.opts.IsNamespaced(c.GVK); err != nil {
+			return nil, r.errorf(field, fmt.Errorf("%s: %w", c.GVK, err))
+		}
+	}
+	if namespaced {
+		c.Namespace = f.str("namespace")
+		if c.Namespace == "" {
+			c.Namespace = r.cr.GetNamespace()
+		}
+		if c.Namespace == "" {
+			return nil, r.errorf(field+".namespace", fmt.Errorf("%s is cluster-scoped, so %s %s needs namespace:", r.crName(), c.GVK.Kind, c.Name))
+		}
+	}
+	return c, f.err
+}
+
+// status evaluates the status fields.
+func (r *renderer) status() (map[string]any, error) {
+	out := map[string]any{}
+	for _, sf := range r.entry.Status {
+		field := sf.Value.Field
+		if sf.When != nil {
+			ok, err := sf.When.Eval(r.scope)
+			if err != nil {
+				return nil, r.errorf(field, fmt.Errorf("evaluating when %s: %w", sf.When.Source(), err))
+			}
+			if !ok {
+				continue
+			}
+		}
+		v, ok, err := sf.Value.Eval(r.scope)
+		if err != nil {
+			return nil, r.errorf(field, err)
+		}
+		if !ok {
+			continue
+		}
+		if err := setPath(out, sf.Path, v); err != nil {
+			return nil, r.errorf(field, err)
+		}
+	}
+	return out, nil
+}
+
+func setPath(m map[string]any, path []string, v any) error {
+	for i, seg := range path[:len(path)-1] {
+		next, ok := m[seg].(map[string]any)
+		if !ok {
+			if _, taken := m[seg]; taken {
+				return fmt.Errorf("status.%s is already set to a value that is not an object", strings.Join(path[:i+1], "."))
+			}
+			next = map[string]any{}
+			m[seg] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+	return nil
+}
+
+// build builds the child's object.
+func (r *renderer) build(c *Child, workloads []*Child) error {
+	b := &builder{
+		r:         r,
+		c:         c,
+		f:         fieldReader{fields: c.Fields, base: c.Resource.Fields.Field},
+		workloads: workloads,
+	}
+	obj, err := b.build()
+	if err != nil {
+		return err
+	}
+	if b.f.err != nil {
+		return b.f.err
+	}
+	if typed, ok := obj.(client.Object); ok && c.Kind != "custom" {
+		c.Typed = typed
+		u, err := toUnstructured(typed)
+		if err != nil {
+			return err
+		}
+		c.Object = u
+	} else {
+		c.Object = obj.(*unstructured.Unstructured)
+	}
+	return nil
+}
+
+// meta builds the child's ObjectMeta: name, namespace, the katalog's labels
+// and annotations, Orkestra's labels and the owner reference.
+func (b *builder) meta() metav1.ObjectMeta {
+	m := metav1.ObjectMeta{
+		Name:        b.c.Name,
+		Namespace:   b.c.Namespace,
+		Labels:      b.f.strMap("labels"),
+		Annotations: b.f.strMap("annotations"),
+	}
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	for k, v := range b.r.ownerLabels() {
+		m.Labels[k] = v
+	}
+	if ref := b.r.ownerRef(b.c); ref != nil {
+		m.OwnerReferences = []metav1.OwnerReference{*ref}
+	}
+	return m
+}
+
+// ownerLabels are the labels every child carries.
+func (r *renderer) ownerLabels() map[string]string {
+	return map[string]string{
+		LabelOwner:   LabelValue(r.cr.GetName()),
+		LabelManaged: "true",
+	}
+}
+
+// ownerRef is the controller reference to the custom resource, nil when
+// Kubernetes would not accept one (the CR has no UID yet — an offline render
+// — or the child lives in another namespace or is cluster-scoped while the CR
+// is namespaced).
+func (r *renderer) ownerRef(c *Child) *metav1.OwnerReference {
+	if r.cr.GetUID() == "" {
+		return nil
+	}
+	if ns := r.cr.GetNamespace(); ns != "" && c.Namespace != ns {
+		return nil
+	}
+	apiVersion := r.cr.GetAPIVersion()
+	if apiVersion == "" {
+		apiVersion = r.entry.GVK.GroupVersion().String()
+	}
+	kind := r.cr.GetKind()
+	if kind == "" {
+		kind = r.entry.GVK.Kind
+	}
+	t := true
+	return &metav1.OwnerReference{
+		APIVersion:         apiVersion,
+		Kind:               kind,
+		Name:               r.cr.GetName(),
+		UID:                r.cr.GetUID(),
+		Controller:         &t,
+		BlockOwnerDeletion: &t,
+	}
+}
+
+// IsOwnedBy reports whether obj is a child of cr: it carries the
+// orkestra-owner label naming cr and, when it has a controller reference, that
+// reference is cr.
+func IsOwnedBy(obj metav1.Object, cr metav1.Object) bool {
+	if obj.GetLabels()[LabelOwner] != LabelValue(cr.GetName()) {
+		return false
+	}
+	if ref := metav1.GetControllerOf(obj); ref != nil && cr.GetUID() != "" && ref.UID != cr.GetUID() {
+		return false
+	}
+	return true
+}
+
+// LabelValue makes s usable as a label value: names longer than 63
+// characters are cut to 54 and suffixed with a hash of the whole name.
+func LabelValue(s string) string {
+	if len(s) <= 63 {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return s[:54] + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// toUnstructured converts a typed object, dropping what the builders never
+// set and the server fills in (status, empty strategy, …), so that rendered
+// objects read like hand-written manifests.
+func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	cleanEmpty(m, "spec", "strategy")
+	cleanEmpty(m, "spec", "updateStrategy")
+	cleanEmpty(m, "spec", "template", "metadata")
+	cleanEmpty(m, "spec", "jobTemplate", "metadata")
+	cleanEmpty(m, "spec", "jobTemplate", "spec", "template", "metadata")
+	cleanEmpty(m, "spec", "resources")
+	for _, podSpec := range [][]string{{"spec"}, {"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}} {
+		ps, ok := nested(m, podSpec...)
+		if !ok {
+			continue
+		}
+		for _, key := range []string{"containers", "initContainers"} {
+			cs, _ := ps[key].([]any)
+			for _, c := range cs {
+				if cm, ok := c.(map[string]any); ok {
+					cleanEmpty(cm, "resources")
+				}
+			}
+		}
+	}
+	if vcts, ok := nestedSlice(m, "spec", "volumeClaimTemplates"); ok {
+		for _, v := range vcts {
+			if vm, ok := v.(map[string]any); ok {
+				delete(vm, "status")
+			}
+		}
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+func nested(m map[string]any, path ...string) (map[string]any, bool) {
+	for _, p := range path {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		m = next
+	}
+	return m, true
+}
+
+func nestedSlice(m map[string]any, path ...string) ([]any, bool) {
+	parent, ok := nested(m, path[:len(path)-1]...)
+	if !ok {
+		return nil, false
+	}
+	s, ok := parent[path[len(path)-1]].([]any)
+	return s, ok
+}
+
+// cleanEmpty deletes the map at path when it is empty.
+func cleanEmpty(m map[string]any, path ...string) {
+	parent, ok := nested(m, path[:len(path)-1]...)
+	if !ok {
+		return
+	}
+	last := path[len(path)-1]
+	if v, ok := parent[last].(map[string]any); ok && len(v) == 0 {
+		delete(parent, last)
+	}
+}

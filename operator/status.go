@@ -1,0 +1,175 @@
+package operator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// writeStatus sets the status fields, observedGeneration and the Ready
+// condition on cr and writes them — through the status subresource when the
+// CRD version has one — only when they differ from what is stored. What the
+// status schema cannot hold (a CRD without conditions in its status) is left
+// out, as the API server would prune it.
+func (e *entryController) writeStatus(ctx context.Context, cr *unstructured.Unstructured, fields map[string]any, ready metav1.Condition) error {
+	statusSchema := e.statusSchema()
+	if statusSchema == nil {
+		return nil
+	}
+	cur, _ := cr.Object["status"].(map[string]any)
+	next := map[string]any{}
+	if cur != nil {
+		next = runtime.DeepCopyJSONValue(cur).(map[string]any)
+	}
+	mergeInto(next, fields)
+	next["observedGeneration"] = cr.GetGeneration()
+	conds := readConditions(next["conditions"])
+	ready.ObservedGeneration = cr.GetGeneration()
+	ready.LastTransitionTime = metav1.NewTime(e.op.opts.Now().UTC().Truncate(1e9))
+	meta.SetStatusCondition(&conds, ready)
+	next["conditions"] = writeConditions(conds)
+	pruning.Prune(next, statusSchema, false)
+	if jsonEqual(cur, next) {
+		return nil
+	}
+	orig := cr.DeepCopy()
+	cr.Object["status"] = next
+	if e.hasStatusSubresource() {
+		return e.client.Status().Patch(ctx, cr, client.MergeFrom(orig))
+	}
+	return e.client.Patch(ctx, cr, client.MergeFrom(orig))
+}
+
+func (e *entryController) statusSchema() *structuralschema.Structural {
+	if e.entry.Schema == nil {
+		return nil
+	}
+	s, ok := e.entry.Schema.Properties["status"]
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+func (e *entryController) hasStatusSubresource() bool {
+	src := e.entry.Source
+	if src == nil || src.CRD == nil || src.CRD.Object == nil {
+		return true
+	}
+	for _, v := range src.CRD.Object.Spec.Versions {
+		if v.Name == e.entry.GVK.Version {
+			return v.Subresources != nil && v.Subresources.Status != nil
+		}
+	}
+	return true
+}
+
+// mergeInto sets every leaf of src into dst, merging nested objects.
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			dm, ok := dst[k].(map[string]any)
+			if !ok {
+				dm = map[string]any{}
+				dst[k] = dm
+			}
+			mergeInto(dm, sm)
+			continue
+		}
+		nv, err := jsonNormalize(v)
+		if err != nil {
+			dst[k] = v
+			continue
+		}
+		dst[k] = nv
+	}
+}
+
+func jsonNormalize(v any) (any, error) {
+	switch v.(type) {
+	case nil, string, int64, float64, bool:
+		return v, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return numbers(out), nil
+}
+
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, item := range x {
+			x[k] = numbers(item)
+		}
+	case []any:
+		for i, item := range x {
+			x[i] = numbers(item)
+		}
+	}
+	return v
+}
+
+func readConditions(v any) []metav1.Condition {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]metav1.Condition, 0, len(list))
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c metav1.Condition
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err != nil {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func writeConditions(conds []metav1.Condition) []any {
+	out := make([]any, 0, len(conds))
+	for i := range conds {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+		if err != nil {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// jsonEqual compares two status objects by their JSON form (key order and
+// int64/float64 representation do not matter).
+func jsonEqual(a, b map[string]any) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
