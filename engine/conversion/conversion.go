@@ -135,12 +135,16 @@ func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion st
 		restore(out, own, last)
 		delete(stash, to)
 	}
-	back, _, err := c.route(conv, withoutStash(out), to, from)
+	d, err := wayBack(conv, withoutStash(out), to, from, withoutStash(obj.Object))
 	if err != nil {
 		return fail(from, to, fmt.Errorf("checking the way back from %s: %w", to, err))
 	}
-	if d := diff(withoutStash(obj.Object), back); !d.empty() {
-		stash[from] = d
+	if !d.empty() {
+		if stash == nil {
+			stash = map[string]*stashEntry{from: d}
+		} else {
+			stash[from] = d
+		}
 	} else {
 		delete(stash, from)
 	}
@@ -198,7 +202,7 @@ func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[str
 		setOrDelete(out, "status", v, ok)
 	} else if st, ok := src["status"]; ok && p.Status == nil {
 		// Status passes through, minus what the target's schema cannot hold.
-		out["status"] = prunedCopy(st, target.Properties["status"])
+		out["status"] = pruned(st, target.Properties["status"])
 	}
 	if p.Labels != nil || p.Annotations != nil {
 		meta, _ := src["metadata"].(map[string]any)
@@ -206,33 +210,150 @@ func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[str
 		for k, v := range meta {
 			newMeta[k] = v
 		}
-		for _, m := range []struct {
-			key  string
-			node *engine.Node
-		}{{"labels", p.Labels}, {"annotations", p.Annotations}} {
+		for _, m := range metaNodes(p) {
 			if m.node == nil {
 				continue
 			}
-			v, _, err := m.node.Eval(scope)
+			merged, err := mergeMeta(newMeta[m.key], m.node, scope)
 			if err != nil {
 				return nil, fmt.Errorf("%s%w", hop, err)
-			}
-			merged := map[string]any{}
-			if old, ok := newMeta[m.key].(map[string]any); ok {
-				for k, x := range old {
-					merged[k] = x
-				}
-			}
-			if set, ok := v.(map[string]any); ok {
-				for k, x := range set {
-					merged[k] = x
-				}
 			}
 			newMeta[m.key] = merged
 		}
 		out["metadata"] = newMeta
 	}
 	return out, nil
+}
+
+type metaNode struct {
+	key  string
+	node *engine.Node
+}
+
+func metaNodes(p *engine.Path) [2]metaNode {
+	return [2]metaNode{{"labels", p.Labels}, {"annotations", p.Annotations}}
+}
+
+// mergeMeta merges what a path maps into existing labels or annotations.
+func mergeMeta(old any, n *engine.Node, scope *engine.Scope) (map[string]any, error) {
+	v, _, err := n.Eval(scope)
+	if err != nil {
+		return nil, err
+	}
+	merged := map[string]any{}
+	if old, ok := old.(map[string]any); ok {
+		for k, x := range old {
+			merged[k] = x
+		}
+	}
+	if set, ok := v.(map[string]any); ok {
+		for k, x := range set {
+			merged[k] = x
+		}
+	}
+	return merged, nil
+}
+
+// wayBack computes what converting `converted` back to `from` would not
+// reproduce of orig. It is diff(orig, route(converted, to→from)) without
+// building the last hop's object: that hop's spec and status trees are
+// compared against orig as they evaluate.
+func wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any) (*stashEntry, error) {
+	paths, ok := conv.Route(to, from)
+	if !ok {
+		return nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", to, from, conv.StorageVersion)
+	}
+	cur := converted
+	for _, p := range paths[:len(paths)-1] {
+		next, err := apply(conv, p, cur)
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	last := paths[len(paths)-1]
+	scope := engine.NewScope(cur)
+	d := &stashEntry{}
+	path := make([]string, 1, 8) // reused: copied only where a difference is recorded
+	for _, top := range []struct {
+		key    string
+		node   *engine.Node
+		schema structuralschema.Structural
+	}{{"spec", last.Spec, structuralschema.Structural{}}, {"status", last.Status, conv.Schemas[from].Properties["status"]}} {
+		path[0] = top.key
+		ov, hasOrig := orig[top.key]
+		cv, hasCur := cur[top.key]
+		switch {
+		case top.node != nil && hasCur:
+			if err := diffNode(d, path, top.node, scope, ov, hasOrig); err != nil {
+				return nil, fmt.Errorf("(path %s→%s) %w", last.From, last.To, err)
+			}
+		case top.key == "status" && hasCur:
+			diffValue(d, path, ov, pruned(cv, top.schema), hasOrig, true)
+		default:
+			diffValue(d, path, ov, cv, hasOrig, hasCur)
+		}
+	}
+	// Labels and annotations a path maps come back too.
+	om, _ := orig["metadata"].(map[string]any)
+	cm, _ := cur["metadata"].(map[string]any)
+	for _, m := range metaNodes(last) {
+		back, hasBack := cm[m.key]
+		if m.node != nil {
+			merged, err := mergeMeta(back, m.node, scope)
+			if err != nil {
+				return nil, fmt.Errorf("(path %s→%s) %w", last.From, last.To, err)
+			}
+			back, hasBack = merged, true
+		}
+		ov, hasOrig := om[m.key]
+		diffValue(d, []string{"metadata", m.key}, ov, back, hasOrig, hasBack)
+	}
+	if len(d.Unset) > 1 {
+		sort.Slice(d.Unset, func(i, j int) bool { return strings.Join(d.Unset[i], "\x00") < strings.Join(d.Unset[j], "\x00") })
+	}
+	return d, nil
+}
+
+// diffNode records the differences between orig and what node n evaluates
+// to, without building maps for map nodes.
+func diffNode(d *stashEntry, path []string, n *engine.Node, scope *engine.Scope, orig any, hasOrig bool) error {
+	if !n.IsMap() {
+		v, present, err := n.Eval(scope)
+		if err != nil {
+			return err
+		}
+		diffValue(d, path, orig, v, hasOrig, present)
+		return nil
+	}
+	// A map node is always present.
+	om, isMap := orig.(map[string]any)
+	switch {
+	case !hasOrig:
+		d.Unset = append(d.Unset, append([]string(nil), path...))
+		return nil
+	case !isMap:
+		d.set(path, orig)
+		return nil
+	}
+	seen := 0
+	for _, f := range n.Fields {
+		ov, ho := om[f.Key]
+		if ho {
+			seen++
+		}
+		if err := diffNode(d, append(path, f.Key), f.Value, scope, ov, ho); err != nil {
+			return err
+		}
+	}
+	if seen < len(om) {
+		for k, ov := range om {
+			if n.Get(k) == nil {
+				d.set(append(path, k), ov)
+			}
+		}
+	}
+	return nil
 }
 
 func setOrDelete(m map[string]any, key string, v any, present bool) {
@@ -243,10 +364,61 @@ func setOrDelete(m map[string]any, key string, v any, present bool) {
 	}
 }
 
-func prunedCopy(v any, s structuralschema.Structural) any {
+// pruned returns v without the fields schema s cannot hold. v is shared
+// (read-only) when there is nothing to prune, which is the common case.
+func pruned(v any, s structuralschema.Structural) any {
+	if !needsPrune(v, &s) {
+		return v
+	}
 	cp := deepCopy(v)
 	pruning.Prune(cp, &s, false)
 	return cp
+}
+
+// needsPrune reports whether pruning v against s would remove anything. It
+// answers true for what it does not model (embedded resources), which only
+// costs a copy.
+func needsPrune(v any, s *structuralschema.Structural) bool {
+	if s == nil || s.XEmbeddedResource {
+		return s != nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if s.Properties != nil {
+			for k, e := range x {
+				p, ok := s.Properties[k]
+				if !ok {
+					if !s.XPreserveUnknownFields {
+						return true
+					}
+					continue
+				}
+				if needsPrune(e, &p) {
+					return true
+				}
+			}
+			return false
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+			for _, e := range x {
+				if needsPrune(e, s.AdditionalProperties.Structural) {
+					return true
+				}
+			}
+			return false
+		}
+		return !s.XPreserveUnknownFields && len(x) > 0
+	case []any:
+		if s.Items == nil {
+			return false
+		}
+		for _, e := range x {
+			if needsPrune(e, s.Items) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func deepCopy(v any) any {
@@ -276,21 +448,6 @@ type stashEntry struct {
 
 func (s *stashEntry) empty() bool { return len(s.Set) == 0 && len(s.Unset) == 0 }
 
-// diff records how to turn back into orig, over spec and status.
-func diff(orig, back map[string]any) *stashEntry {
-	d := &stashEntry{Set: map[string]any{}}
-	for _, top := range []string{"spec", "status"} {
-		diffValue(d, []string{top}, orig[top], back[top], hasKey(orig, top), hasKey(back, top))
-	}
-	// Labels and annotations a path maps come back too.
-	om, _ := orig["metadata"].(map[string]any)
-	bm, _ := back["metadata"].(map[string]any)
-	for _, k := range []string{"labels", "annotations"} {
-		diffValue(d, []string{"metadata", k}, om[k], bm[k], hasKey(om, k), hasKey(bm, k))
-	}
-	return d
-}
-
 func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
 
 func diffValue(d *stashEntry, path []string, a, b any, hasA, hasB bool) {
@@ -301,50 +458,67 @@ func diffValue(d *stashEntry, path []string, a, b any, hasA, hasB bool) {
 		d.Unset = append(d.Unset, append([]string(nil), path...))
 		return
 	case !hasB:
-		setPath(d.Set, path, a)
+		d.set(path, a)
 		return
 	}
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
 	if aok && bok {
-		keys := make([]string, 0, len(am)+len(bm))
-		for k := range am {
-			keys = append(keys, k)
-		}
-		for k := range bm {
-			if _, ok := am[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			av, ha := am[k]
+		// Keys of orig first, then those only the way back has; the unset
+		// list is sorted where it is recorded, so output stays deterministic.
+		for k, av := range am {
 			bv, hb := bm[k]
-			diffValue(d, append(path, k), av, bv, ha, hb)
+			diffValue(d, append(path, k), av, bv, true, hb)
+		}
+		for k, bv := range bm {
+			if _, ha := am[k]; !ha {
+				diffValue(d, append(path, k), nil, bv, false, true)
+			}
 		}
 		return
 	}
 	if !equal(a, b) {
-		setPath(d.Set, path, a)
+		d.set(path, a)
 	}
 }
 
 // equal compares JSON values, treating int64 and whole float64 alike.
 func equal(a, b any) bool {
 	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
 	case int64:
-		if y, ok := b.(float64); ok {
+		switch y := b.(type) {
+		case int64:
+			return x == y
+		case float64:
 			return float64(x) == y
 		}
+		return false
 	case float64:
-		if y, ok := b.(int64); ok {
+		switch y := b.(type) {
+		case float64:
+			return x == y
+		case int64:
 			return x == float64(y)
 		}
+		return false
+	case nil:
+		return b == nil
 	}
 	return reflect.DeepEqual(a, b)
 }
 
-func setPath(m map[string]any, path []string, v any) {
+// set records orig's value v at path.
+func (s *stashEntry) set(path []string, v any) {
+	if s.Set == nil {
+		s.Set = map[string]any{}
+	}
+	m := s.Set
 	for _, k := range path[:len(path)-1] {
 		next, ok := m[k].(map[string]any)
 		if !ok {
@@ -455,11 +629,11 @@ func annotations(obj map[string]any) map[string]any {
 }
 
 func readStash(obj map[string]any) (map[string]*stashEntry, error) {
-	out := map[string]*stashEntry{}
 	raw, ok := annotations(obj)[StashAnnotation].(string)
 	if !ok || raw == "" {
-		return out, nil
+		return nil, nil // most objects carry no stash: allocate nothing
 	}
+	out := map[string]*stashEntry{}
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&out); err != nil {
@@ -525,7 +699,7 @@ func writeStash(obj map[string]any, stash map[string]*stashEntry, limit int) err
 		}
 		return nil
 	}
-	raw, err := json.Marshal(stash)
+	raw, err := encodeStash(stash)
 	if err != nil {
 		return fmt.Errorf("encoding the round-trip annotation: %v", err)
 	}
