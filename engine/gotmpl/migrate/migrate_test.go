@@ -1,0 +1,433 @@
+package migrate
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/operator/render"
+)
+
+const example = "../../../examples/legacy-website"
+
+// copyDir copies a katalog directory so that tests can rewrite it.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	tmp := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tmp
+}
+
+// The migrated legacy-website example, as the migration must write it:
+// every template translated, every untouched line as it was.
+const wantExample = `# A katalog in the original text/template style, as existing users have them.
+# It must load, run and convert unchanged; ` + "`orkestra migrate`" + ` turns it into CEL.
+apiVersion: orkestra.konductor.io/v1Alpha
+kind: Katalog
+metadata:
+  name: webapp-legacy
+spec:
+  crds:
+    - name: webapp
+      crdFile: ./crd.yaml
+      workers: 2
+      apiTypes:
+        group: demo.orkestra.io
+        version: v1alpha1
+        kind: WebApp
+        plural: webapps
+      reconciler:
+        default: true
+        status:
+          fields:
+            - path: phase
+              value: Running
+            - path: endpoint
+              value: "${self.metadata.name}.${self.metadata.namespace}.svc.cluster.local"
+        onCreate:
+          deployments:
+            - name: "${self.metadata.name}"
+              image: "${self.?spec.?image.optMap(v, v.trim())}"
+              replicas: "${self.spec.replicas}"
+              port: "${self.spec.port}"
+              reconcile: true
+              labels:
+                - key: app
+                  value: "${self.metadata.name}"
+                - key: env
+                  value: "${(self.spec.?environment.orValue('') != '' ? self.spec.environment : 'dev').trim()}"
+          services:
+            - name: "${self.metadata.name}-svc"
+              type: "${self.spec.serviceType}"
+              port: "80"
+              targetPort: "${self.spec.port}"
+              reconcile: true
+          configMaps:
+            - name: "${self.metadata.name}-monitoring"
+              data:
+                SCRAPE_INTERVAL: "15s"
+                TARGET: "${self.metadata.name}-svc:${self.spec.port}"
+              reconcile: true
+              when:
+                - "self.?spec.?monitoring.orValue(false) == true"
+          secrets:
+            - name: "${self.metadata.name}-api-key"
+              once: true
+              data:
+                key: "${randomHex(16)}"
+        onReconcile:
+          configMaps:
+            - name: "${self.metadata.name}-banner"
+              data:
+                message: "${(self.metadata.name.upperAscii() + ' runs ' + self.spec.image).trim()}"
+              when:
+                - "self.?spec.?environment.orValue('') in ['staging', 'production']"
+`
+
+// TestLegacyWebsiteExample migrates the example fully, proves it on
+// generated objects, and writes exactly the expected text.
+func TestLegacyWebsiteExample(t *testing.T) {
+	res, err := Run(Options{Files: []string{example + "/katalog.yaml"}, Samples: []string{example + "/webapp.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res.Summary())
+	for _, it := range res.Left {
+		t.Errorf("left legacy: %s: %s (%s)", it.Pos, it.Legacy, it.Reason)
+	}
+	if !res.Equivalent() {
+		for _, m := range res.Mismatches {
+			t.Error(m)
+		}
+	}
+	if len(res.Check) > 0 {
+		t.Errorf("the migrated katalog does not check: %v", res.Check)
+	}
+	if len(res.Translated) != 18 {
+		t.Errorf("translated %d, want 18", len(res.Translated))
+	}
+	// 200 generated, their edge variants, and the sample.
+	if res.Objects < 201 || res.Evaluations < 18*201 {
+		t.Errorf("verified against %d objects (%d comparisons)", res.Objects, res.Evaluations)
+	}
+	if len(res.Files) != 1 {
+		t.Fatalf("%d files", len(res.Files))
+	}
+	got := string(res.Files[0].Migrated)
+	if got != wantExample {
+		t.Errorf("migrated katalog:\n%s\nwant:\n%s", got, wantExample)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "apiVersion kept") {
+		t.Errorf("notes: %v", res.Notes)
+	}
+}
+
+// TestUntouchedLinesByteIdentical: a katalog with blank lines, comments,
+// odd spacing, compact sequences, anchors and block scalars keeps every
+// line the migration does not rewrite, byte for byte.
+func TestUntouchedLinesByteIdentical(t *testing.T) {
+	dir := copyDir(t, example)
+	src := `# head comment
+
+apiVersion: orkestra.konductor.io/v1Alpha   # old group, kept
+kind: Katalog
+metadata:
+    name: formatting     # four-space indentation
+spec:
+    crds:
+    -   name: webapp
+        crdFile: ./crd.yaml
+        apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp, plural: webapps}
+
+        reconciler:
+            onCreate:
+                deployments:
+                - name: '{{ .metadata.name }}'    # single-quoted
+                  image: nginx:{{ .spec.replicas }}
+                  replicas: "{{ .spec.replicas }}"
+                  port: 8080
+                  labels: {tier: "{{ .spec.serviceType }}", fixed: yes}
+
+                configMaps:
+                - name: "{{ .metadata.name }}-conf"
+                  data:
+                    # the config file
+                    app.conf: |
+                      name={{ .metadata.name }}
+                      replicas={{ .spec.replicas }}
+                    shared: &shared "{{ .metadata.namespace }}"
+                    again: *shared
+                  when:
+                  - field: spec.monitoring   # only with monitoring
+                    equals: "true"
+                  - {field: spec.serviceType, notEquals: NodePort}
+`
+	path := filepath.Join(dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Options{Files: []string{path}, Count: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range res.Left {
+		t.Errorf("left legacy: %s: %s (%s)", it.Pos, it.Legacy, it.Reason)
+	}
+	if !res.Equivalent() || len(res.Check) > 0 {
+		t.Fatalf("mismatches %v, check %v", res.Mismatches, res.Check)
+	}
+	got := string(res.Files[0].Migrated)
+	want := strings.NewReplacer(
+		`'{{ .metadata.name }}'    # single`, `'${self.metadata.name}'    # single`,
+		`nginx:{{ .spec.replicas }}`, `nginx:${self.spec.replicas}`,
+		`"{{ .spec.replicas }}"`, `"${self.spec.replicas}"`,
+		`"{{ .spec.serviceType }}"`, `"${self.spec.serviceType}"`,
+		`"{{ .metadata.name }}-conf"`, `"${self.metadata.name}-conf"`,
+		"|\n                      name={{ .metadata.name }}\n                      replicas={{ .spec.replicas }}",
+		"|-\n                      name=${self.metadata.name}\n                      replicas=${self.spec.replicas}",
+		`&shared "{{ .metadata.namespace }}"`, `&shared "${self.metadata.namespace}"`,
+		"- field: spec.monitoring   # only with monitoring\n                    equals: \"true\"",
+		`- "self.?spec.?monitoring.orValue(false) == true" # only with monitoring`,
+		`{field: spec.serviceType, notEquals: NodePort}`, `"self.?spec.?serviceType.orValue('') != 'NodePort'"`,
+	).Replace(src)
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	// Every line that holds no rewritten value is the original line.
+	gl, ol := strings.Split(got, "\n"), strings.Split(src, "\n")
+	j := 0
+	for _, l := range ol {
+		if strings.Contains(l, "{{") || strings.Contains(l, "field:") || strings.HasPrefix(strings.TrimSpace(l), "equals:") || strings.HasSuffix(l, "app.conf: |") {
+			continue
+		}
+		for j < len(gl) && gl[j] != l {
+			j++
+		}
+		if j == len(gl) {
+			t.Errorf("untouched line %q is missing or changed", l)
+			j = 0
+		}
+	}
+}
+
+// TestNotEquivalentRefused: a wrong translation (the legacy trim dropped)
+// is found on the padded-string variants, with the shrunk object and both
+// outputs.
+func TestNotEquivalentRefused(t *testing.T) {
+	res, err := Run(Options{Files: []string{example + "/katalog.yaml"}, translate: func(it *Item, def string) string {
+		if it.Legacy == "{{ .spec.image }}" {
+			return "${self.spec.image}"
+		}
+		return def
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Equivalent() || len(res.Mismatches) != 1 {
+		t.Fatalf("mismatches: %v", res.Mismatches)
+	}
+	m := res.Mismatches[0].String()
+	for _, want := range []string{
+		"katalog.yaml:28:23: [webapp] operatorBox.onCreate.deployments[0].image: the translation is NOT equivalent",
+		"legacy: {{ .spec.image }}", "cel:    ${self.spec.image}",
+		"on this object (shrunk from generated",
+		"legacy gives: ", "cel gives:    ",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("report lacks %q:\n%s", want, m)
+		}
+	}
+	// The shrunk object still differs, and is small: the padded image.
+	o := res.Mismatches[0].Object
+	img, _, _ := unstructured.NestedString(o, "spec", "image")
+	if strings.TrimSpace(img) == img {
+		t.Errorf("the differing object should have white space around the image: %q", img)
+	}
+	if spec, _ := o["spec"].(map[string]any); len(spec) > 1 {
+		t.Errorf("not shrunk: %v", spec)
+	}
+	t.Log("\n" + m)
+}
+
+// TestLeftItemsListed: what has no exact form stays legacy with its
+// position and reason; the rest still migrates.
+func TestLeftItemsListed(t *testing.T) {
+	dir := copyDir(t, example)
+	src := `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata:
+  name: left
+spec:
+  crds:
+    webapp:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
+      operatorBox:
+        onCreate:
+          configMaps:
+            - name: "{{ .metadata.name }}"
+              data:
+                upper: "{{ toUpper .spec.environment }}"
+                loop: "{{ range .metadata.finalizers }}{{ . }},{{ end }}"
+                ok: "{{ .spec.replicas }}"
+          secrets:
+            - name: "{{ .metadata.name }}-s"
+              once: true
+              data:
+                b64: "{{ randomBase64 24 }}"
+`
+	path := filepath.Join(dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Options{Files: []string{path}, Count: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Translated) != 3 || len(res.Left) != 3 || !res.Equivalent() || len(res.Check) > 0 {
+		t.Fatalf("translated %d, left %d, mismatches %v, check %v", len(res.Translated), len(res.Left), res.Mismatches, res.Check)
+	}
+	var b strings.Builder
+	res.WriteReport(&b)
+	for _, want := range []string{
+		"katalog.yaml:15:36: [webapp] operatorBox.onCreate.configMaps[0].data.upper: toUpper changes every Unicode letter",
+		"katalog.yaml:16:33: [webapp] operatorBox.onCreate.configMaps[0].data.loop: {{ range }} has no exact CEL form",
+		"katalog.yaml:22:26: [webapp] operatorBox.onCreate.secrets[0].data.b64: the legacy randomBase64 uses the URL-safe alphabet",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+	got := string(res.Files[0].Migrated)
+	for _, want := range []string{`upper: "{{ toUpper .spec.environment }}"`, `ok: "${self.?spec.?replicas.optMap(v, string(v))}"`, `b64: "{{ randomBase64 24 }}"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("migrated katalog lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+// TestRenderEquivalent renders the example's custom resources through
+// operator/render with the legacy plan and with the migrated one: the
+// same children, fields and status (random secret data compared by shape).
+func TestRenderEquivalent(t *testing.T) {
+	dir := copyDir(t, example)
+	path := filepath.Join(dir, "katalog.yaml")
+	res, err := Run(Options{Files: []string{path}, Count: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldPlan := compile(t, path)
+	if err := os.WriteFile(path, res.Files[0].Migrated, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newPlan := compile(t, path)
+	oe, ne := oldPlan.Entries[0], newPlan.Entries[0]
+	objs := objgen.Generate(oe.Schema, oe.GVK, 150, objgen.Options{Seed: 3})
+	sample, err := readObjects(example + "/webapp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = append(sample, objs...)
+	rendered := 0
+	for _, o := range objs {
+		defaulting.Default(o, oe.Schema)
+		a, aerr := render.Render(oe, &unstructured.Unstructured{Object: o})
+		b, berr := render.Render(ne, &unstructured.Unstructured{Object: o})
+		if (aerr == nil) != (berr == nil) {
+			t.Fatalf("on %v: legacy error %v, cel error %v", o, aerr, berr)
+		}
+		if aerr != nil {
+			continue
+		}
+		rendered++
+		if x, y := renderJSON(t, a), renderJSON(t, b); shape(x) != shape(y) || !sameExceptSecrets(x, y) {
+			t.Fatalf("renders differ on %v:\nlegacy: %s\ncel:    %s", o, x, y)
+		}
+	}
+	if rendered < 50 {
+		t.Errorf("only %d objects rendered", rendered)
+	}
+}
+
+func compile(t *testing.T, path string) *engine.Plan {
+	t.Helper()
+	k, d := katalog.Load(path)
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	cel, legacy, err := Backends(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, d := engine.Compile(k, engine.Backends{CEL: cel, Legacy: legacy}, engine.CompileOptions{})
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	return p
+}
+
+func renderJSON(t *testing.T, r *render.Result) string {
+	out := map[string]any{"status": r.Status}
+	for hook, children := range r.Hooks {
+		var cs []any
+		for _, c := range children {
+			var obj any
+			if c.Object != nil {
+				obj = c.Object.Object
+			}
+			cs = append(cs, map[string]any{"key": c.Key(), "when": c.When, "fields": c.Fields, "object": obj})
+		}
+		out[hook] = cs
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// sameExceptSecrets: equal once random secret values are masked.
+func sameExceptSecrets(a, b string) bool {
+	mask := func(s string) string {
+		var v map[string]any
+		_ = json.Unmarshal([]byte(s), &v)
+		for _, hook := range []string{"onCreate", "onReconcile", "onDelete"} {
+			cs, _ := v[hook].([]any)
+			for _, c := range cs {
+				c := c.(map[string]any)
+				if strings.HasPrefix(c["key"].(string), "secrets/") {
+					c["fields"], c["object"] = nil, nil
+				}
+			}
+		}
+		out, _ := json.Marshal(v)
+		return string(out)
+	}
+	return mask(a) == mask(b)
+}
+
+var _ = schema.GroupVersionKind{}
