@@ -8,7 +8,7 @@ func Suggest(name string, candidates []string) string {
 	best, bestD := "", -1
 	lname := strings.ToLower(name)
 	for _, c := range candidates {
-		d := levenshtein(lname, strings.ToLower(c))
+		d := EditDistance(lname, strings.ToLower(c))
 		if bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
@@ -36,7 +36,8 @@ func DidYouMean(name string, candidates []string) string {
 
 func quote(s string) string { return "\"" + s + "\"" }
 
-func levenshtein(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, in runes.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)

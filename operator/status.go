@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -103,32 +104,10 @@ func jsonNormalize(v any) (any, error) {
 		return nil, err
 	}
 	var out any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
+	if err := utiljson.Unmarshal(b, &out); err != nil {
 		return nil, err
 	}
-	return numbers(out), nil
-}
-
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, item := range x {
-			x[k] = numbers(item)
-		}
-	case []any:
-		for i, item := range x {
-			x[i] = numbers(item)
-		}
-	}
-	return v
+	return out, nil
 }
 
 func readConditions(v any) []metav1.Condition {

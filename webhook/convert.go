@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -420,7 +421,7 @@ func (c *objectConversion) snapshot(u *unstructured.Unstructured) metaSnapshot {
 	meta, ok := u.Object["metadata"].(map[string]any)
 	if !ok {
 		s.present = u.Object["metadata"] != nil
-		s.fields = append(c.bufs.meta[:0], metaField{value: deepCopyJSON(u.Object["metadata"])})
+		s.fields = append(c.bufs.meta[:0], metaField{value: runtime.DeepCopyJSONValue(u.Object["metadata"])})
 		c.bufs.meta = s.fields
 		return s
 	}
@@ -428,7 +429,7 @@ func (c *objectConversion) snapshot(u *unstructured.Unstructured) metaSnapshot {
 	buf := c.bufs.meta[:0]
 	for k, v := range meta {
 		if k != "labels" && k != "annotations" {
-			buf = append(buf, metaField{k, deepCopyJSON(v)})
+			buf = append(buf, metaField{k, runtime.DeepCopyJSONValue(v)})
 		}
 	}
 	n := len(buf)
@@ -535,25 +536,6 @@ func brief(v any) string {
 		return string(b[:77]) + "..."
 	}
 	return string(b)
-}
-
-// deepCopyJSON copies unstructured content; values of other types are shared.
-func deepCopyJSON(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(v))
-		for k, x := range v {
-			m[k] = deepCopyJSON(x)
-		}
-		return m
-	case []any:
-		l := make([]any, len(v))
-		for i, x := range v {
-			l[i] = deepCopyJSON(x)
-		}
-		return l
-	}
-	return v
 }
 
 // jsonEqual compares unstructured content; numbers compare by value.

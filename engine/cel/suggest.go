@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // suggestions returns the candidates close to name: within Levenshtein
@@ -23,7 +25,7 @@ func suggestions(name string, candidates []string) []string {
 		}
 		seen[c] = true
 		lc := strings.ToLower(strings.Trim(c, "`"))
-		d := levenshtein(lname, lc)
+		d := katalog.EditDistance(lname, lc)
 		maxD := 2
 		if len(lname) <= 3 {
 			maxD = 1
@@ -60,27 +62,6 @@ func didYouMean(name string, candidates []string) string {
 		return "; did you mean " + s[0] + "?"
 	}
 	return "; did you mean " + strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1] + "?"
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func propNames(s *structuralschema.Structural) []string {

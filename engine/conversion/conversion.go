@@ -11,7 +11,6 @@
 package conversion
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -20,7 +19,9 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/orkspace/orkestra-cel/engine"
 )
@@ -370,7 +371,7 @@ func pruned(v any, s structuralschema.Structural) any {
 	if !needsPrune(v, &s) {
 		return v
 	}
-	cp := deepCopy(v)
+	cp := runtime.DeepCopyJSONValue(v)
 	pruning.Prune(cp, &s, false)
 	return cp
 }
@@ -419,24 +420,6 @@ func needsPrune(v any, s *structuralschema.Structural) bool {
 		}
 	}
 	return false
-}
-
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
 }
 
 // stashEntry is what one version lost: values to set back and paths to
@@ -527,7 +510,7 @@ func (s *stashEntry) set(path []string, v any) {
 		}
 		m = next
 	}
-	m[path[len(path)-1]] = deepCopy(v)
+	m[path[len(path)-1]] = runtime.DeepCopyJSONValue(v)
 }
 
 // restore applies a stash to a converted object. A field the last path
@@ -545,7 +528,7 @@ func restore(obj map[string]any, s *stashEntry, last *engine.Path) {
 		if computed(last, path) {
 			return
 		}
-		setIn(obj, path, deepCopy(v))
+		setIn(obj, path, runtime.DeepCopyJSONValue(v))
 	}
 	for k, v := range s.Set {
 		walk([]string{k}, v)
@@ -634,42 +617,17 @@ func readStash(obj map[string]any) (map[string]*stashEntry, error) {
 		return nil, nil // most objects carry no stash: allocate nothing
 	}
 	out := map[string]*stashEntry{}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
+	// Numbers decode as the API server decodes objects (int64 or float64),
+	// so restored values compare equal to the originals.
+	if err := utiljson.Unmarshal([]byte(raw), &out); err != nil {
 		return nil, fmt.Errorf("annotation %s is not valid JSON (%v); remove it or restore it from the object's history", StashAnnotation, err)
 	}
 	for _, e := range out {
 		if e == nil {
 			return nil, fmt.Errorf("annotation %s holds a null entry; remove it", StashAnnotation)
 		}
-		for k, v := range e.Set {
-			e.Set[k] = numbers(v)
-		}
 	}
 	return out, nil
-}
-
-// numbers turns json.Number into int64 or float64, as the API server decodes
-// objects, so restored values compare equal to the originals.
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = numbers(e)
-		}
-	}
-	return v
 }
 
 // withoutStash returns obj without the stash annotation (shallow copies).

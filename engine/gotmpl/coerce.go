@@ -2,14 +2,13 @@ package gotmpl
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/orkspace/orkestra-cel/engine"
 )
@@ -192,38 +191,14 @@ func guess(s string) any {
 	return s
 }
 
-// decodeJSON decodes JSON into plain values, whole numbers as int64.
+// decodeJSON decodes JSON into plain values as the API server does: whole
+// numbers int64, others float64; trailing data is an error.
 func decodeJSON(s string) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := utiljson.Unmarshal([]byte(s), &v); err != nil {
 		return nil, err
 	}
-	if dec.More() {
-		return nil, errors.New("trailing data after JSON value")
-	}
-	return plainNumbers(v), nil
-}
-
-func plainNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = plainNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = plainNumbers(e)
-		}
-	}
-	return v
+	return v, nil
 }
 
 func shorten(s string) string {

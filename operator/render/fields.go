@@ -8,6 +8,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // fieldReader reads evaluated simplified fields with the types the builders
@@ -305,30 +307,8 @@ func jsonValue(v any) (any, error) {
 		return nil, fmt.Errorf("a %T cannot be written to an object: %v", v, err)
 	}
 	var out any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
+	if err := utiljson.Unmarshal(b, &out); err != nil {
 		return nil, err
 	}
-	return fromJSONNumbers(out), nil
-}
-
-func fromJSONNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, item := range x {
-			x[k] = fromJSONNumbers(item)
-		}
-	case []any:
-		for i, item := range x {
-			x[i] = fromJSONNumbers(item)
-		}
-	}
-	return v
+	return out, nil
 }
