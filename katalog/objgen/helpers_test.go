@@ -18,8 +18,8 @@ import (
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
-// examplesDir holds the project's shared example katalogs and CRDs.
-const examplesDir = "/work/shared/examples"
+// examplesDir holds the project's example katalogs and CRDs.
+const examplesDir = "../../examples"
 
 // versionSchema is one served version of a CRD.
 type versionSchema struct {
