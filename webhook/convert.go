@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // Converter converts one object to desiredAPIVersion (group/version). It is
@@ -370,7 +372,7 @@ func (c *objectConversion) convertObject(out []byte, raw []byte, u *unstructured
 	}
 	res.Object["apiVersion"] = c.desired
 	mark := len(out)
-	out, err = appendJSON(out, res.Object)
+	out, err = jsonval.Append(out, res.Object)
 	if err != nil {
 		return out[:mark], failf("encoding the converted object: %v", err)
 	}
@@ -528,7 +530,7 @@ func checkStringMap(meta map[string]any, name string, orig []metaField) error {
 
 // brief prints a value for a message, cut to 80 bytes.
 func brief(v any) string {
-	b, err := appendJSON(nil, v)
+	b, err := jsonval.Append(nil, v)
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}
@@ -585,8 +587,8 @@ func jsonEqual(a, b any) bool {
 		}
 		return true
 	}
-	ab, err1 := appendJSON(nil, a)
-	bb, err2 := appendJSON(nil, b)
+	ab, err1 := jsonval.Append(nil, a)
+	bb, err2 := jsonval.Append(nil, b)
 	return err1 == nil && err2 == nil && bytes.Equal(ab, bb)
 }
 

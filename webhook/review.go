@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // ConversionReview API versions this webhook answers.
@@ -139,9 +141,9 @@ func mustMarshal(v any) []byte {
 // appendResponseHead starts a response review up to the first converted object.
 func appendResponseHead(b []byte, apiVersion string, uid types.UID) []byte {
 	b = append(b, `{"kind":"ConversionReview","apiVersion":`...)
-	b = appendString(b, apiVersion)
+	b = jsonval.AppendString(b, apiVersion)
 	b = append(b, `,"response":{"uid":`...)
-	b = appendString(b, string(uid))
+	b = jsonval.AppendString(b, string(uid))
 	return append(b, `,"convertedObjects":[`...)
 }
 
