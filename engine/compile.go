@@ -321,7 +321,7 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 		}
 		base := fmt.Sprintf("conversion.paths[%d]", p.Index)
 		t := target{self: from, selfVersion: p.From, coerce: CoerceGuess, checkRequired: true}
-		cp := &Path{Source: p, From: p.From, To: p.To}
+		cp := &Path{Source: p, From: p.From, To: p.To, ToAPIVersion: crd.Object.Spec.Group + "/" + p.To}
 		if p.Spec != nil {
 			t.field = base + ".spec"
 			cp.Spec = c.value(p.Spec, property(to, "spec"), t)

@@ -100,8 +100,10 @@ type Conversion struct {
 
 // Path is one compiled conversion path.
 type Path struct {
-	Source              *katalog.ConversionPath
-	From, To            string
+	Source   *katalog.ConversionPath
+	From, To string
+	// ToAPIVersion is group/To, the apiVersion of the path's output.
+	ToAPIVersion        string
 	Spec, Status        *Node // nil when the path does not map them
 	Labels, Annotations *Node
 }

@@ -181,15 +181,14 @@ func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[str
 	for k, v := range src {
 		out[k] = v // shallow: replaced parts get new values, the rest is shared read-only
 	}
-	out["apiVersion"] = conv.GroupKind.Group + "/" + p.To
-	hop := fmt.Sprintf("(path %s→%s) ", p.From, p.To)
+	out["apiVersion"] = p.ToAPIVersion
 	// A path maps the source's spec and status: an object without them gets
 	// none, rather than one holding only the path's literals.
 	_, hasSpec := src["spec"]
 	if p.Spec != nil && hasSpec {
 		v, ok, err := p.Spec.Eval(scope)
 		if err != nil {
-			return nil, fmt.Errorf("%s%w", hop, err)
+			return nil, hopError(p, err)
 		}
 		setOrDelete(out, "spec", v, ok)
 	}
@@ -198,7 +197,7 @@ func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[str
 	if p.Status != nil && hasStatus {
 		v, ok, err := p.Status.Eval(scope)
 		if err != nil {
-			return nil, fmt.Errorf("%s%w", hop, err)
+			return nil, hopError(p, err)
 		}
 		setOrDelete(out, "status", v, ok)
 	} else if st, ok := src["status"]; ok && p.Status == nil {
@@ -217,13 +216,18 @@ func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[str
 			}
 			merged, err := mergeMeta(newMeta[m.key], m.node, scope)
 			if err != nil {
-				return nil, fmt.Errorf("%s%w", hop, err)
+				return nil, hopError(p, err)
 			}
 			newMeta[m.key] = merged
 		}
 		out["metadata"] = newMeta
 	}
 	return out, nil
+}
+
+// hopError names the path an evaluation error happened on.
+func hopError(p *engine.Path, err error) error {
+	return fmt.Errorf("(path %s→%s) %w", p.From, p.To, err)
 }
 
 type metaNode struct {
@@ -287,7 +291,7 @@ func wayBack(conv *engine.Conversion, converted map[string]any, to, from string,
 		switch {
 		case top.node != nil && hasCur:
 			if err := diffNode(d, path, top.node, scope, ov, hasOrig); err != nil {
-				return nil, fmt.Errorf("(path %s→%s) %w", last.From, last.To, err)
+				return nil, hopError(last, err)
 			}
 		case top.key == "status" && hasCur:
 			diffValue(d, path, ov, pruned(cv, top.schema), hasOrig, true)
@@ -303,7 +307,7 @@ func wayBack(conv *engine.Conversion, converted map[string]any, to, from string,
 		if m.node != nil {
 			merged, err := mergeMeta(back, m.node, scope)
 			if err != nil {
-				return nil, fmt.Errorf("(path %s→%s) %w", last.From, last.To, err)
+				return nil, hopError(last, err)
 			}
 			back, hasBack = merged, true
 		}
