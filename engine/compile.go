@@ -373,7 +373,7 @@ func (c *compiler) value(v *katalog.Value, expected *structuralschema.Structural
 		var itemSchema *structuralschema.Structural
 		if expected != nil {
 			if expected.Type != "" && expected.Type != "array" {
-				c.errorf(v.Pos, t.field, "%s expects %s, got a list", t.field, describeSchema(expected))
+				c.errorf(v.Pos, t.field, "%s expects %s, got a list", t.field, DescribeSchema(expected))
 				return NewLiteral(t.field, v.Pos, nil)
 			}
 			itemSchema = expected.Items
@@ -435,7 +435,7 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 
 func (c *compiler) mapValue(v *katalog.Value, expected *structuralschema.Structural, t target) *Node {
 	if expected != nil && expected.Type != "" && expected.Type != "object" {
-		c.errorf(v.Pos, t.field, "%s expects %s, got a map", t.field, describeSchema(expected))
+		c.errorf(v.Pos, t.field, "%s expects %s, got a map", t.field, DescribeSchema(expected))
 		return NewLiteral(t.field, v.Pos, nil)
 	}
 	var fields []NodeField
@@ -515,7 +515,9 @@ func didYouMeanFields(key string, s *structuralschema.Structural) string {
 	return "; it has " + strings.Join(names, ", ")
 }
 
-func describeSchema(s *structuralschema.Structural) string {
+// DescribeSchema names the type a schema expects, for messages: "an
+// integer", "a list", … ("anything" for nil or untyped).
+func DescribeSchema(s *structuralschema.Structural) string {
 	switch {
 	case s == nil:
 		return "anything"

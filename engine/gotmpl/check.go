@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/template/parse"
 
+	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
@@ -86,7 +87,7 @@ func (c *checker) node(n parse.Node, dot shape) {
 				name = "the whole object"
 			}
 			c.report(int(x.Pos), fmt.Sprintf("%s is %s; printing it gives Go syntax such as map[a:1] or [a b]; render it with toJson (%s) or print one of its fields",
-				name, schemaKind(res.sh.s), "{{ toJson "+x.Pipe.String()+" }}"))
+				name, engine.DescribeSchema(res.sh.s), "{{ toJson "+x.Pipe.String()+" }}"))
 		}
 	case *parse.IfNode:
 		c.branch(&x.BranchNode, dot, "if")
@@ -353,9 +354,9 @@ func (c *checker) argType(fn string, pt reflect.Type, n parse.Node, info argInfo
 	s := info.sh.s
 	switch {
 	case k == reflect.String && s.Type != "string" && !s.XIntOrString && s.Type != "":
-		c.report(startOf(c.src, n), fmt.Sprintf("%s takes a string, but %s is %s; convert it with (toString %s)", fn, info.sh.path, schemaKind(s), n))
+		c.report(startOf(c.src, n), fmt.Sprintf("%s takes a string, but %s is %s; convert it with (toString %s)", fn, info.sh.path, engine.DescribeSchema(s), n))
 	case k == reflect.Bool && s.Type != "boolean" && s.Type != "":
-		c.report(startOf(c.src, n), fmt.Sprintf("%s takes a boolean, but %s is %s", fn, info.sh.path, schemaKind(s)))
+		c.report(startOf(c.src, n), fmt.Sprintf("%s takes a boolean, but %s is %s", fn, info.sh.path, engine.DescribeSchema(s)))
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -213,27 +212,4 @@ func shorten(s string) string {
 // original did, so "{{ .spec.missing }} x" renders " x".
 func finish(raw []byte) string {
 	return strings.ReplaceAll(string(bytes.TrimSpace(raw)), "<no value>", "")
-}
-
-// schemaKind describes a schema for messages.
-func schemaKind(s *structuralschema.Structural) string {
-	switch {
-	case s == nil:
-		return "anything"
-	case s.XIntOrString:
-		return "an integer or a string"
-	case s.Type == "string":
-		return "a string"
-	case s.Type == "integer":
-		return "an integer"
-	case s.Type == "number":
-		return "a number"
-	case s.Type == "boolean":
-		return "a boolean"
-	case s.Type == "array":
-		return "a list"
-	case s.Type == "object":
-		return "an object"
-	}
-	return "anything"
 }

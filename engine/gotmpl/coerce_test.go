@@ -146,14 +146,14 @@ func TestTypedCoercion(t *testing.T) {
 		switch {
 		case tc.err == "absent":
 			if !errors.Is(err, engine.ErrAbsent) {
-				t.Errorf("%s %q: %#v, %v; want ErrAbsent", schemaKind(tc.expected), tc.v, got, err)
+				t.Errorf("%s %q: %#v, %v; want ErrAbsent", engine.DescribeSchema(tc.expected), tc.v, got, err)
 			}
 		case tc.err != "":
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%s %q: %#v, %v; want error %q", schemaKind(tc.expected), tc.v, got, err, tc.err)
+				t.Errorf("%s %q: %#v, %v; want error %q", engine.DescribeSchema(tc.expected), tc.v, got, err, tc.err)
 			}
 		case err != nil || !reflect.DeepEqual(got, tc.want):
-			t.Errorf("%s %q: %#v, %v; want %#v", schemaKind(tc.expected), tc.v, got, err, tc.want)
+			t.Errorf("%s %q: %#v, %v; want %#v", engine.DescribeSchema(tc.expected), tc.v, got, err, tc.want)
 		}
 	}
 	// A typed replicas: "{{ .spec.replicas }}" whose field is absent is unset.

@@ -6,6 +6,7 @@ import (
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
+	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
@@ -134,7 +135,7 @@ func child(sh shape, seg, version string) (shape, *fieldProblem) {
 	}
 	switch {
 	case s.XIntOrString || s.Type == "string" || s.Type == "integer" || s.Type == "number" || s.Type == "boolean":
-		return shape{}, &fieldProblem{kind: noFields, msg: sh.path + " is " + schemaKind(s) + " " + where + ", which has no fields"}
+		return shape{}, &fieldProblem{kind: noFields, msg: sh.path + " is " + engine.DescribeSchema(s) + " " + where + ", which has no fields"}
 	case s.Type == "array":
 		return shape{}, &fieldProblem{kind: noFields, msg: sh.path + " is a list " + where + "; reach an item with index or range over it"}
 	case s.Type == "object" || len(s.Properties) > 0:
