@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
 
 	"github.com/orkspace/orkestra-cel/katalog"
 )
@@ -476,6 +477,13 @@ func (c *compiler) mapValue(v *katalog.Value, expected *structuralschema.Structu
 	return NewMap(t.field, v.Pos, fields)
 }
 
+func formatOf(s *structuralschema.Structural) string {
+	if s.ValueValidation == nil || s.Type != "string" {
+		return ""
+	}
+	return s.ValueValidation.Format
+}
+
 // fieldAfterPath strips the conversion.paths[i] prefix from a field path.
 func fieldAfterPath(field string) string {
 	if i := strings.Index(field, "]."); i >= 0 {
@@ -542,7 +550,8 @@ func DescribeSchema(s *structuralschema.Structural) string {
 // literalFor types a literal scalar for its target: YAML scalars become the
 // target's type when they can (a quoted "80" into an integer field is 80, as
 // the original katalogs wrote them; `true` into a string field is "true").
-// It returns an error message when the literal cannot fit, or breaks an enum.
+// It returns an error message when the literal cannot fit, breaks an enum, or
+// is not valid for the target's format (date-time, email, uuid, …).
 func literalFor(scalar any, text string, s *structuralschema.Structural) (any, string) {
 	if s == nil || s.XPreserveUnknownFields && s.Type == "" {
 		return scalar, ""
@@ -609,6 +618,11 @@ func literalFor(scalar any, text string, s *structuralschema.Structural) (any, s
 		return nil, fmt.Sprintf("expects a list, got %q", text)
 	default:
 		return scalar, ""
+	}
+	if f := formatOf(s); f != "" && strfmt.Default.ContainsName(f) {
+		if str, ok := out.(string); ok && !strfmt.Default.Validates(f, str) {
+			return out, fmt.Sprintf("%q is not a valid %s (the schema's format)", str, f)
+		}
 	}
 	if s.ValueValidation != nil && len(s.ValueValidation.Enum) > 0 {
 		allowed := make([]string, 0, len(s.ValueValidation.Enum))

@@ -120,6 +120,12 @@ func TestCompileErrors(t *testing.T) {
               image: "${self.spec.image}"
               tier: gold
 `, `18:21: [app] conversion.paths[1].spec.tier: gold is not one of the allowed values free, pro`},
+		{"format on a conversion literal", validPaths + `          - from: v1alpha1
+            to: v1
+            spec:
+              image: "${self.spec.image}"
+              since: yesterday
+`, `18:22: [app] conversion.paths[1].spec.since: "yesterday" is not a valid date-time (the schema's format)`},
 		{"missing required target field", validPaths + `          - from: v1alpha1
             to: v1
             spec:
@@ -185,6 +191,18 @@ func TestCompileErrors(t *testing.T) {
 			}
 			t.Fatalf("want %s\ngot:\n%v", want, errs)
 		})
+	}
+}
+
+func TestCompileAcceptsValidFormattedLiteral(t *testing.T) {
+	_, _, diags := compileBody(t, validPaths+`          - from: v1alpha1
+            to: v1
+            spec:
+              image: "${self.spec.image}"
+              since: "2026-11-22T10:00:00Z"
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Errors())
 	}
 }
 
