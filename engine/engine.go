@@ -91,6 +91,14 @@ type Expr interface {
 	Engine() string
 }
 
+// FieldRef is implemented by expressions that are a plain reference to a
+// field of self. FieldPath is the data path they read (["spec", "image"]), or
+// nil when it is not known statically. The conversion executor uses it to
+// skip work for fields that provably survive a round trip.
+type FieldRef interface {
+	FieldPath() []string
+}
+
 // Condition is a compiled boolean.
 type Condition interface {
 	Eval(s *Scope) (bool, error)

@@ -609,6 +609,20 @@ func (e *valueExpr) IsSingle() bool     { return e.single != nil }
 func (e *valueExpr) IsPlainRef() bool   { return e.single != nil && e.single.isPlain }
 func (e *valueExpr) OutputType() string { return e.outputType() }
 
+// FieldPath is the data path of a plain field reference whose steps are all
+// known at compile time (engine.FieldRef), else nil.
+func (e *valueExpr) FieldPath() []string {
+	p := e.single
+	if p == nil || !p.isPlain || !p.fast || len(p.walkSteps) == 0 {
+		return nil
+	}
+	path := make([]string, len(p.walkSteps))
+	for i, s := range p.walkSteps {
+		path[i] = s.key
+	}
+	return path
+}
+
 func (e *valueExpr) outputType() string {
 	switch {
 	case e.literal != nil:

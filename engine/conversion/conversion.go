@@ -13,6 +13,7 @@ package conversion
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,6 +47,10 @@ type Options struct {
 type Converter struct {
 	plan *engine.Plan
 	opts Options
+	// identity holds the way-back leaves that provably give the original
+	// back: a path B→A reading B's field s into A's field t, where the path
+	// A→B wrote s by reading t. The way back skips them.
+	identity map[*engine.Node]bool
 }
 
 // New returns a converter over plan.
@@ -53,7 +58,54 @@ func New(plan *engine.Plan, opts Options) *Converter {
 	if opts.MaxStashBytes <= 0 {
 		opts.MaxStashBytes = DefaultMaxStashBytes
 	}
-	return &Converter{plan: plan, opts: opts}
+	return &Converter{plan: plan, opts: opts, identity: identityLeaves(plan)}
+}
+
+// identityLeaves finds, for every pair of direct paths A→B and B→A, the
+// leaves of B→A's spec that read back exactly what A→B copied.
+func identityLeaves(plan *engine.Plan) map[*engine.Node]bool {
+	out := map[*engine.Node]bool{}
+	for _, conv := range plan.Conversions {
+		for pair, back := range conv.Paths {
+			fwd := conv.Paths[[2]string{pair[1], pair[0]}]
+			if fwd == nil || fwd.Spec == nil || back.Spec == nil {
+				continue
+			}
+			var walk func(n *engine.Node, target []string)
+			walk = func(n *engine.Node, target []string) {
+				switch {
+				case n.IsMap():
+					for _, f := range n.Fields {
+						walk(f.Value, append(target, f.Key))
+					}
+				case n.IsExpr():
+					src := fieldPath(n)
+					if len(src) < 2 || src[0] != "spec" {
+						return
+					}
+					w := fwd.Spec
+					for _, k := range src[1:] {
+						if w == nil || !w.IsMap() {
+							return
+						}
+						w = w.Get(k)
+					}
+					if w != nil && w.IsExpr() && slices.Equal(fieldPath(w), target) {
+						out[n] = true
+					}
+				}
+			}
+			walk(back.Spec, []string{"spec"})
+		}
+	}
+	return out
+}
+
+func fieldPath(n *engine.Node) []string {
+	if r, ok := n.Expr.(engine.FieldRef); ok {
+		return r.FieldPath()
+	}
+	return nil
 }
 
 // Handles reports whether the converter knows the group/kind.
@@ -136,7 +188,12 @@ func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion st
 		restore(out, own, last)
 		delete(stash, to)
 	}
-	d, err := wayBack(conv, withoutStash(out), to, from, withoutStash(obj.Object))
+	// Identity leaves hold only when both directions are single direct paths.
+	var skip map[*engine.Node]bool
+	if conv.Paths[[2]string{from, to}] != nil && conv.Paths[[2]string{to, from}] != nil {
+		skip = c.identity
+	}
+	d, err := wayBack(conv, withoutStash(out), to, from, withoutStash(obj.Object), skip)
 	if err != nil {
 		return fail(from, to, fmt.Errorf("checking the way back from %s: %w", to, err))
 	}
@@ -263,7 +320,7 @@ func mergeMeta(old any, n *engine.Node, scope *engine.Scope) (map[string]any, er
 // reproduce of orig. It is diff(orig, route(converted, to→from)) without
 // building the last hop's object: that hop's spec and status trees are
 // compared against orig as they evaluate.
-func wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any) (*stashEntry, error) {
+func wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any, skip map[*engine.Node]bool) (*stashEntry, error) {
 	paths, ok := conv.Route(to, from)
 	if !ok {
 		return nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", to, from, conv.StorageVersion)
@@ -290,7 +347,7 @@ func wayBack(conv *engine.Conversion, converted map[string]any, to, from string,
 		cv, hasCur := cur[top.key]
 		switch {
 		case top.node != nil && hasCur:
-			if err := diffNode(d, path, top.node, scope, ov, hasOrig); err != nil {
+			if err := diffNode(d, path, top.node, scope, ov, hasOrig, skip); err != nil {
 				return nil, hopError(last, err)
 			}
 		case top.key == "status" && hasCur:
@@ -322,8 +379,13 @@ func wayBack(conv *engine.Conversion, converted map[string]any, to, from string,
 
 // diffNode records the differences between orig and what node n evaluates
 // to, without building maps for map nodes.
-func diffNode(d *stashEntry, path []string, n *engine.Node, scope *engine.Scope, orig any, hasOrig bool) error {
+func diffNode(d *stashEntry, path []string, n *engine.Node, scope *engine.Scope, orig any, hasOrig bool, skip map[*engine.Node]bool) error {
 	if !n.IsMap() {
+		// An identity leaf gives orig back — except a null, which a plain
+		// reference reads as absent.
+		if skip[n] && (!hasOrig || orig != nil) {
+			return nil
+		}
 		v, present, err := n.Eval(scope)
 		if err != nil {
 			return err
@@ -347,7 +409,7 @@ func diffNode(d *stashEntry, path []string, n *engine.Node, scope *engine.Scope,
 		if ho {
 			seen++
 		}
-		if err := diffNode(d, append(path, f.Key), f.Value, scope, ov, ho); err != nil {
+		if err := diffNode(d, append(path, f.Key), f.Value, scope, ov, ho, skip); err != nil {
 			return err
 		}
 	}
