@@ -203,7 +203,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 	defer stopOperator()
 	opDone := make(chan error, 1)
 	go func() {
-		opDone <- runOperator(opCtx, s.cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second}, log)
+		opDone <- runOperator(opCtx, s.cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true}, log)
 	}()
 	if err := waitWebhook(ctx, addr, caPEM, opDone); err != nil {
 		return err

@@ -41,6 +41,10 @@ type runFlags struct {
 	// --tls-cert given): a shared Secret, files for the webhook server, the
 	// CRDs' caBundle.
 	builtinCerts *certs.Options
+	// skipNameValidation lets one process start the operator more than once
+	// (orkestra dev is run repeatedly by its tests); controller-runtime
+	// otherwise refuses a second controller of the same name.
+	skipNameValidation bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -165,12 +169,13 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 		id = leaseName(plan)
 	}
 	mgr, err := operator.NewManager(cfg, plan, operator.ManagerOptions{
-		Namespace:               rf.namespace,
-		LeaderElection:          rf.leaderElect,
-		LeaderElectionID:        id,
-		LeaderElectionNamespace: rf.leaseNamespace(),
-		GracefulShutdownTimeout: rf.gracefulShutdown,
-		Log:                     log,
+		Namespace:                    rf.namespace,
+		LeaderElection:               rf.leaderElect,
+		LeaderElectionID:             id,
+		LeaderElectionNamespace:      rf.leaseNamespace(),
+		GracefulShutdownTimeout:      rf.gracefulShutdown,
+		Log:                          log,
+		SkipControllerNameValidation: rf.skipNameValidation,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the controller manager: %w", err)
@@ -182,7 +187,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 			return fmt.Errorf("built-in webhook certificates: %w", err)
 		}
 	}
-	op := operator.New(plan, operator.Options{Log: log.WithName("operator")})
+	op := operator.New(plan, operator.Options{Log: log.WithName("operator"), SkipControllerNameValidation: rf.skipNameValidation})
 	if err := op.SetupWithManager(mgr); err != nil {
 		return err
 	}
