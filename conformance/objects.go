@@ -296,11 +296,12 @@ func deepCopyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	return runtime.DeepCopyJSONValue(normalizeCopy(m)).(map[string]any)
+	return normalizeCopy(m).(map[string]any)
 }
 
-// normalizeCopy copies v, turning numeric types DeepCopyJSONValue does not
-// accept into int64.
+// normalizeCopy deep-copies v, turning Go int types into int64 and
+// map[string]string into map[string]any, so the copy holds only the types
+// unstructured content (and runtime.DeepCopyJSONValue) accept.
 func normalizeCopy(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
