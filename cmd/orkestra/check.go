@@ -32,6 +32,7 @@ summary when the katalog is clean, and 1 with one line per problem otherwise.`,
 		},
 	}
 	kf.register(cmd)
+	kf.registerKubeconfig(cmd)
 	return cmd
 }
 
