@@ -81,16 +81,19 @@ func (d *decoder) crdEntryOrOverride(name string, nameNode, body *yaml.Node, lis
 	case overriding:
 		body = mergeNodes(prev.node, resolve(body))
 		listForm = listForm || prev.listForm
-		k.remove(prev)
+		d.loader.remove(prev)
 	case prev.Pos.File != d.file && len(d.loader.stack) > 0:
 		// A later imported file's entry replaces an earlier one's.
-		k.remove(prev)
+		d.loader.remove(prev)
 	}
 	d.crdEntry(name, nameNode, body, listForm, dir)
 }
 
-func (k *Katalog) remove(e *CRDEntry) {
-	k.CRDs = slices.DeleteFunc(k.CRDs, func(x *CRDEntry) bool { return x == e })
+// remove drops an entry that another replaces, with its diagnostics (the
+// replacement reports its own).
+func (l *loader) remove(e *CRDEntry) {
+	l.k.CRDs = slices.DeleteFunc(l.k.CRDs, func(x *CRDEntry) bool { return x == e })
+	*l.diags = slices.DeleteFunc(*l.diags, func(x Diagnostic) bool { return x.owner == e })
 }
 
 // mergeNodes returns base overridden by over: keys of two mappings merge
@@ -142,7 +145,7 @@ func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, 
 		return nil, nil
 	}
 	md := d.loader.decoder(file)
-	md.entry = d.entry
+	md.entry, md.owner = d.entry, d.owner
 	mo := md.mapping(root, "", append([]string{"apiVersion", "kind", "metadata", "inputs"}, keys...), nil)
 	if kind := md.str(mo["kind"].value, "kind"); kind != "Motif" {
 		md.errorf(orNode(mo["kind"].value, root), "kind", "an imported motif must be kind: Motif, got %q", kind)

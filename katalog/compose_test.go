@@ -134,3 +134,18 @@ func TestMotifImports(t *testing.T) {
 		t.Fatalf("motif resource at %s", got)
 	}
 }
+
+// An override that fixes what the imported entry gets wrong leaves no
+// trace of the imported entry's problems, and a problem it keeps is
+// reported once.
+func TestKomposerOverrideReplacesDiagnostics(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"base.yaml": header2 + "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v9}\n      workers: 0\n",
+		"k.yaml":    "apiVersion: orkestra.orkspace.io/v1\nkind: Komposer\nimports:\n  files: [./base.yaml]\nspec:\n  crds:\n    site:\n      apiTypes: {version: v1}\n",
+	})
+	_, diags := Load(filepath.Join(dir, "k.yaml"))
+	want := "base.yaml:8:16: [site] workers: workers must be at least 1, got 0"
+	if got := diagLines(dir, diags); got != want {
+		t.Fatalf("want only\n  %s\ngot\n  %s", want, got)
+	}
+}

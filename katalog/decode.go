@@ -21,6 +21,8 @@ type decoder struct {
 	// nodes of several files); loader is the load this decoder serves.
 	origin map[*yaml.Node]string
 	loader *loader
+	// owner is the entry being decoded, if any.
+	owner *CRDEntry
 }
 
 func (d *decoder) pos(n *yaml.Node) Pos {
@@ -52,15 +54,15 @@ func (d *decoder) dirOf(n *yaml.Node, def string) string {
 
 // errorAt records an error at a position computed elsewhere.
 func (d *decoder) errorAt(p Pos, field, format string, args ...any) {
-	*d.diags = append(*d.diags, Diagnostic{Pos: p, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...)})
+	*d.diags = append(*d.diags, Diagnostic{Pos: p, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
 }
 
 func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
-	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...)})
+	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
 }
 
 func (d *decoder) warnf(n *yaml.Node, field, format string, args ...any) {
-	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Severity: Warning, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...)})
+	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Severity: Warning, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
 }
 
 // resolve follows aliases and unwraps document nodes.

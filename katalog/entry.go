@@ -25,8 +25,10 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	if !listForm {
 		keys = entryKeys[1:]
 	}
-	o := d.mapping(body, "", keys, unimplementedEntry)
 	e := &CRDEntry{Name: name, Pos: d.pos(nameNode), Enabled: true, Workers: 1, dir: dir, node: resolve(body), listForm: listForm}
+	d.owner = e
+	defer func() { d.owner = nil }()
+	o := d.mapping(body, "", keys, unimplementedEntry)
 	if o.has("enabled") {
 		e.Enabled = d.boolean(o["enabled"].value, "enabled")
 	}
