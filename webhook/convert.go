@@ -2,12 +2,14 @@ package webhook
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -45,6 +47,12 @@ const DefaultMaxRequestBytes = 3 << 20
 type ConvertOptions struct {
 	// MaxRequestBytes bounds the request body (default DefaultMaxRequestBytes).
 	MaxRequestBytes int64
+	// MaxInflightBytes bounds the body bytes held by all requests together
+	// (default DefaultMaxInflightBytes()); it must exceed MaxRequestBytes.
+	MaxInflightBytes int64
+	// BodyTimeout bounds the time from the headers to the body's last byte
+	// (default DefaultBodyTimeout).
+	BodyTimeout time.Duration
 	// Metrics records every converted object; nil records nothing.
 	Metrics *Metrics
 	// Served lists the kinds and versions the katalog serves. When set,
@@ -68,22 +76,39 @@ type ConvertOptions struct {
 //   - A request that is not a ConversionReview gets 400 (malformed JSON, no
 //     request, unknown review version), 405 (not POST), 413 (body over
 //     MaxRequestBytes) or 415 (Content-Type not application/json).
+//   - Memory is bounded by design: a body's buffer grows only as its bytes
+//     arrive, charged to a budget shared by all requests (MaxInflightBytes);
+//     a request that cannot get its share before BodyTimeout gets 503, one
+//     whose body is not complete by then 408.
 type ConvertHandler struct {
-	conv    Converter
-	kinds   KindHandler
-	max     int64
-	metrics *Metrics
-	served  map[schema.GroupKind][]string // nil: not checked
-	log     logr.Logger
-	bufs    sync.Pool
+	conv        Converter
+	kinds       KindHandler
+	max         int64
+	budget      *budget
+	bodyTimeout time.Duration
+	metrics     *Metrics
+	served      map[schema.GroupKind][]string // nil: not checked
+	log         logr.Logger
+	failLog     *failureLog
+	bufs        sync.Pool
 }
 
 // NewConvertHandler returns the /convert handler for conv.
 func NewConvertHandler(conv Converter, opts ConvertOptions) *ConvertHandler {
-	h := &ConvertHandler{conv: conv, max: opts.MaxRequestBytes, metrics: opts.Metrics, log: opts.Log}
+	h := &ConvertHandler{conv: conv, max: opts.MaxRequestBytes, bodyTimeout: opts.BodyTimeout, metrics: opts.Metrics, log: opts.Log}
 	if h.max <= 0 {
 		h.max = DefaultMaxRequestBytes
 	}
+	inflight := opts.MaxInflightBytes
+	if inflight <= 0 {
+		inflight = DefaultMaxInflightBytes()
+	}
+	// A body may take h.max+1 bytes (the byte past the limit detects it).
+	h.budget = newBudget(max(inflight, h.max+1))
+	if h.bodyTimeout <= 0 {
+		h.bodyTimeout = DefaultBodyTimeout
+	}
+	h.failLog = newFailureLog(h.log)
 	h.kinds, _ = conv.(KindHandler)
 	if len(opts.Served) > 0 {
 		h.served = map[schema.GroupKind][]string{}
@@ -105,8 +130,16 @@ type buffers struct {
 	meta []metaField
 }
 
-// maxPooledBuffer keeps one huge review from pinning its buffers forever.
-const maxPooledBuffer = 4 << 20
+// maxPooledBuffer: buffers above it are left to the garbage collector, so
+// that large reviews do not keep their memory after they are answered.
+const maxPooledBuffer = 64 << 10
+
+func (h *ConvertHandler) putBuffers(bufs *buffers) {
+	if bufs != nil && cap(bufs.body) <= maxPooledBuffer && cap(bufs.out) <= maxPooledBuffer {
+		clear(bufs.meta[:cap(bufs.meta)])
+		h.bufs.Put(bufs)
+	}
+}
 
 func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -122,21 +155,27 @@ func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, h.max)
 		return
 	}
-	bufs := h.bufs.Get().(*buffers)
-	defer func() {
-		if cap(bufs.body) <= maxPooledBuffer && cap(bufs.out) <= maxPooledBuffer {
-			clear(bufs.meta[:cap(bufs.meta)])
-			h.bufs.Put(bufs)
-		}
-	}()
-	if r.ContentLength > 0 {
-		bufs.body = slices.Grow(bufs.body[:0], int(r.ContentLength)+1)
-	}
-	body, err := readBody(bufs.body[:0], http.MaxBytesReader(w, r.Body, h.max), h.max)
-	bufs.body = body
+	deadline := time.Now().Add(h.bodyTimeout)
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	defer cancel()
+	// Not every ResponseWriter supports deadlines (httptest); the server's
+	// ReadTimeout then still bounds the body.
+	_ = http.NewResponseController(w).SetReadDeadline(deadline)
+	ch := charge{b: h.budget}
+	defer ch.release()
+	var bufs *buffers
+	defer func() { h.putBuffers(bufs) }()
+	body, err := h.readBody(ctx, &ch, &bufs, http.MaxBytesReader(w, r.Body, h.max), r.ContentLength)
 	switch {
 	case errors.Is(err, errTooLarge):
 		httpError(w, http.StatusRequestEntityTooLarge, "request body exceeds the limit of %d bytes", h.max)
+		return
+	case errors.Is(err, errBusy):
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusServiceUnavailable, "conversion webhook busy: request bodies in flight hold the whole budget of %d bytes (--max-inflight-bytes) for %s; retry", h.budget.size, h.bodyTimeout)
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		httpError(w, http.StatusRequestTimeout, "request body not complete after %s", h.bodyTimeout)
 		return
 	case err != nil:
 		httpError(w, http.StatusBadRequest, "reading the request body: %v", err)
@@ -174,7 +213,7 @@ func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // writeFailure answers a review with result.status Failure and no objects.
 func (h *ConvertHandler) writeFailure(w http.ResponseWriter, review *apiextensionsv1.ConversionReview, message string) {
-	h.log.Info("conversion failed", "uid", review.Request.UID, "desiredAPIVersion", review.Request.DesiredAPIVersion, "message", message)
+	h.failLog.failed(review.Request.UID, review.Request.DesiredAPIVersion, message)
 	resp, err := json.Marshal(failureReview(review.APIVersion, review.Request.UID, message))
 	if err != nil { // cannot happen: strings only
 		httpError(w, http.StatusInternalServerError, "encoding the response: %v", err)
@@ -185,14 +224,57 @@ func (h *ConvertHandler) writeFailure(w http.ResponseWriter, review *apiextensio
 	_, _ = w.Write(append(resp, '\n'))
 }
 
-var errTooLarge = errors.New("request body too large")
+var (
+	errTooLarge = errors.New("request body too large")
+	errBusy     = errors.New("request body budget exhausted")
+)
 
-// readBody reads at most limit bytes of body into buf.
-func readBody(buf []byte, body io.Reader, limit int64) ([]byte, error) {
-	var mbe *http.MaxBytesError
+// readBody reads at most limit bytes of body. Nothing is allocated or
+// charged before the first byte arrives; then the buffers come from the pool
+// and the body buffer grows as bytes arrive, each growth charged to the
+// budget first. declared (Content-Length, -1 if unknown) only sizes the first
+// growth, up to maxPooledBuffer.
+func (h *ConvertHandler) readBody(ctx context.Context, ch *charge, bufs **buffers, body io.Reader, declared int64) ([]byte, error) {
+	limit := h.max
+	var first [1]byte
+	if _, err := io.ReadFull(body, first[:]); err != nil {
+		*bufs = h.bufs.Get().(*buffers)
+		if err == io.EOF {
+			return nil, nil
+		}
+		return nil, readErr(err)
+	}
+	*bufs = h.bufs.Get().(*buffers)
+	buf := (*bufs).body[:0]
+	if err := ch.grow(ctx, int64(cap(buf))); err != nil {
+		return nil, errBusy
+	}
+	grow := func(buf []byte) ([]byte, error) {
+		n := int64(max(2*cap(buf), 4096))
+		if cap(buf) == 0 && declared > 0 {
+			n = min(max(declared+1, 4096), maxPooledBuffer)
+		}
+		n = min(n, limit+1)
+		if err := ch.grow(ctx, n); err != nil {
+			return buf, errBusy
+		}
+		nb := make([]byte, len(buf), n)
+		copy(nb, buf)
+		return nb, nil
+	}
+	var err error
+	if cap(buf) == 0 {
+		if buf, err = grow(buf); err != nil {
+			return buf, err
+		}
+	}
+	buf = append(buf, first[0])
+	defer func() { (*bufs).body = buf }()
 	for {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, max(512, min(int(limit)+1-len(buf), cap(buf))))
+			if buf, err = grow(buf); err != nil {
+				return buf, err
+			}
 		}
 		n, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -202,13 +284,17 @@ func readBody(buf []byte, body io.Reader, limit int64) ([]byte, error) {
 		if err == io.EOF {
 			return buf, nil
 		}
-		if errors.As(err, &mbe) {
-			return buf, errTooLarge
-		}
 		if err != nil {
-			return buf, err
+			return buf, readErr(err)
 		}
 	}
+}
+
+func readErr(err error) error {
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return errTooLarge
+	}
+	return err
 }
 
 func httpError(w http.ResponseWriter, code int, format string, args ...any) {

@@ -375,7 +375,7 @@ type serverOption func(*Server)
 
 // startServer runs a Server on loopback ports with a fresh certificate, the
 // fake converter and plan, and its own metrics registry.
-func startServer(t *testing.T, opts ...serverOption) *testServer {
+func startServer(t testing.TB, opts ...serverOption) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	ca := newCA(t, "test-ca")

@@ -49,6 +49,12 @@ type Config struct {
 	ClientCAFile string
 	// MaxRequestBytes bounds a ConversionReview body.
 	MaxRequestBytes int64
+	// MaxInflightBytes bounds the body bytes of all /convert requests in
+	// flight together (default DefaultMaxInflightBytes()).
+	MaxInflightBytes int64
+	// BodyTimeout bounds the time from a /convert request's headers to its
+	// body's last byte (default DefaultBodyTimeout).
+	BodyTimeout time.Duration
 	// ShutdownTimeout bounds how long in-flight requests may finish after
 	// the context is cancelled.
 	ShutdownTimeout time.Duration
@@ -65,6 +71,8 @@ func DefaultConfig() Config {
 		WebhookAddr:       ":8443",
 		HTTPAddr:          ":8080",
 		MaxRequestBytes:   DefaultMaxRequestBytes,
+		MaxInflightBytes:  DefaultMaxInflightBytes(),
+		BodyTimeout:       DefaultBodyTimeout,
 		ShutdownTimeout:   30 * time.Second,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -82,6 +90,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.WebhookAddr, "webhook-addr", c.WebhookAddr, "HTTPS address of POST /convert")
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "plain HTTP address of /metrics, /healthz, /readyz and /katalog (empty: off)")
 	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", c.MaxRequestBytes, "largest ConversionReview body accepted (larger: HTTP 413)")
+	fs.Int64Var(&c.MaxInflightBytes, "max-inflight-bytes", c.MaxInflightBytes, "request body bytes all /convert requests may hold at once (default: GOMEMLIMIT, else 512Mi, divided by 64)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish after SIGTERM")
 }
 
@@ -112,6 +121,8 @@ func (c *Config) Validate() error {
 		return errors.New("--webhook-addr is empty; the /convert webhook needs an address, e.g. :8443")
 	case c.MaxRequestBytes <= 0:
 		return fmt.Errorf("--max-request-bytes must be positive, got %d", c.MaxRequestBytes)
+	case c.MaxInflightBytes != 0 && c.MaxInflightBytes <= c.MaxRequestBytes:
+		return fmt.Errorf("--max-inflight-bytes (%d) must exceed --max-request-bytes (%d): a review of the largest size must fit in the budget", c.MaxInflightBytes, c.MaxRequestBytes)
 	}
 	return nil
 }
@@ -163,6 +174,8 @@ func (s *Server) init() error {
 		setDefault(&s.IdleTimeout, def.IdleTimeout)
 		setDefault(&s.CertPollInterval, def.CertPollInterval)
 		setDefault(&s.MaxRequestBytes, def.MaxRequestBytes)
+		setDefault(&s.MaxInflightBytes, def.MaxInflightBytes)
+		setDefault(&s.BodyTimeout, def.BodyTimeout)
 		if s.WebhookListener != nil {
 			s.WebhookAddr = s.WebhookListener.Addr().String()
 		}
@@ -235,10 +248,12 @@ func Served(plan *engine.Plan) []schema.GroupVersionKind {
 func (s *Server) webhookMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/convert", NewConvertHandler(s.Converter, ConvertOptions{
-		MaxRequestBytes: s.MaxRequestBytes,
-		Metrics:         s.metrics,
-		Served:          Served(s.Plan),
-		Log:             s.Log.WithName("convert"),
+		MaxRequestBytes:  s.MaxRequestBytes,
+		MaxInflightBytes: s.MaxInflightBytes,
+		BodyTimeout:      s.BodyTimeout,
+		Metrics:          s.metrics,
+		Served:           Served(s.Plan),
+		Log:              s.Log.WithName("convert"),
 	}))
 	return mux
 }
@@ -280,12 +295,24 @@ func (s *Server) readiness() error {
 	return nil
 }
 
-// tlsConfig returns the webhook's TLS configuration: TLS 1.2 at least, the
-// certificate from watcher, and client certificates required and verified
-// against ClientCAFile when it is set.
+// aeadSuites are the TLS 1.2 suites the webhook offers: ECDHE with AEAD
+// ciphers only (TLS 1.3 suites are AEAD by definition and not configurable).
+var aeadSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// tlsConfig returns the webhook's TLS configuration: TLS 1.2 at least with
+// AEAD suites only, the certificate from watcher, and client certificates
+// required and verified against ClientCAFile when it is set.
 func (s *Server) tlsConfig(watcher *certwatcher.CertWatcher) (*tls.Config, error) {
 	cfg := &tls.Config{
 		MinVersion:     tls.VersionTLS12,
+		CipherSuites:   aeadSuites,
 		GetCertificate: watcher.GetCertificate,
 		NextProtos:     []string{"h2", "http/1.1"},
 	}
@@ -347,6 +374,7 @@ func (s *Server) Run(ctx context.Context) error {
 		WriteTimeout:      s.WriteTimeout,
 		IdleTimeout:       s.IdleTimeout,
 		ErrorLog:          errorLog,
+		HTTP2:             http2Config(),
 	}
 	servers := []*http.Server{webhookSrv}
 	var httpSrv *http.Server

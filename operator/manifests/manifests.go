@@ -35,6 +35,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
 
@@ -532,7 +533,8 @@ func (in *Install) deployment(plan *engine.Plan, files []katalogFile, fArgs []st
 								corev1.ResourceMemory: resource.MustParse("128Mi"),
 							},
 							Limits: corev1.ResourceList{
-								corev1.ResourceMemory: resource.MustParse("512Mi"),
+								// The /convert budget is sized for this limit (webhook.DefaultMaxInflightBytes).
+								corev1.ResourceMemory: *resource.NewQuantity(webhook.InstallMemoryLimit, resource.BinarySI),
 							},
 						},
 						SecurityContext: &corev1.SecurityContext{
