@@ -23,7 +23,18 @@ type decoder struct {
 	loader *loader
 	// owner is the entry being decoded, if any.
 	owner *CRDEntry
+	// aliasDepth counts the aliases value is expanding; alias is the
+	// outermost, named when the expansion goes over the limit.
+	aliasDepth int
+	alias      *yaml.Node
+	aliasPath  string
 }
+
+// MaxAliasNodes bounds the nodes YAML aliases may expand to in one katalog
+// load. yaml.v3 guards decoding into Go values, not the yaml.Node walk the
+// loader does, so a small file of nested aliases ("billion laughs") would
+// otherwise expand to billions of values.
+const MaxAliasNodes = 100_000
 
 func (d *decoder) pos(n *yaml.Node) Pos {
 	if n == nil {
@@ -243,6 +254,16 @@ func (d *decoder) strList(n *yaml.Node, path string) []string {
 // value converts a node into a positioned Value tree.
 func (d *decoder) value(n *yaml.Node, path string) *Value {
 	orig := n
+	if n != nil && n.Kind == yaml.AliasNode {
+		if d.aliasDepth == 0 {
+			d.alias, d.aliasPath = n, path
+		}
+		d.aliasDepth++
+		defer func() { d.aliasDepth-- }()
+	}
+	if d.aliasDepth > 0 && !d.countAliasNode() {
+		return &Value{Kind: NullValue, Pos: d.pos(orig), Node: orig}
+	}
 	n = resolve(n)
 	if n == nil {
 		return &Value{Kind: NullValue, Pos: d.pos(orig), Node: orig}
@@ -270,6 +291,21 @@ func (d *decoder) value(n *yaml.Node, path string) *Value {
 		d.scalar(v, n, path)
 	}
 	return v
+}
+
+// countAliasNode counts one node expanded from an alias; over MaxAliasNodes
+// it reports the outermost alias once and returns false, and the expansion
+// stops.
+func (d *decoder) countAliasNode() bool {
+	l := d.loader
+	l.aliasNodes++
+	if l.aliasNodes <= MaxAliasNodes {
+		return true
+	}
+	if l.aliasNodes == MaxAliasNodes+1 {
+		d.errorf(d.alias, d.aliasPath, "YAML alias *%s expands to more than %d values (the limit on alias expansion in one katalog load); write the values out or use fewer nested aliases", d.alias.Value, MaxAliasNodes)
+	}
+	return false
 }
 
 func (d *decoder) scalar(v *Value, n *yaml.Node, path string) {

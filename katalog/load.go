@@ -96,6 +96,8 @@ type loader struct {
 	crds   map[string]*CRD
 	// stack holds the files being composed, to refuse import cycles.
 	stack []string
+	// aliasNodes counts the values YAML aliases expanded to (MaxAliasNodes).
+	aliasNodes int
 }
 
 func (l *loader) decoder(file string) *decoder {
