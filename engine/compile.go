@@ -20,6 +20,10 @@ type CompileOptions struct {
 	CostLimit uint64
 }
 
+// MaxExpressions bounds the expressions one katalog compiles (conditions
+// included): compilation stops at the entry that passes it.
+const MaxExpressions = 5000
+
 // Compile turns a loaded katalog into an immutable plan: every string value,
 // condition and conversion path compiled and type-checked where it lands. All
 // problems are reported, not only the first; the plan is usable only when the
@@ -79,6 +83,10 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			c.warnf(src.Pos, "", "CRD %s serves %d versions (%s) but no entry declares conversion; the API server will only rewrite apiVersion between them", src.CRD.Object.Name, len(src.CRD.Served), strings.Join(src.CRD.Served, ", "))
 		}
 		p.Entries = append(p.Entries, e)
+		if c.exprs > MaxExpressions {
+			c.errorf(src.Pos, "", "the katalog has more than %d expressions (%d up to this entry), the limit of one katalog: each compiled expression keeps 2 to 20 KB; split the operator into several katalogs", MaxExpressions, c.exprs)
+			break
+		}
 	}
 	c.entry = ""
 	p.Stats.Entries = len(p.Entries)

@@ -52,6 +52,10 @@ func (d *decoder) sources(top object, dir string) bool {
 			continue
 		}
 		l := d.loader
+		if err := l.confine(p); err != nil {
+			d.errorf(item, fmt.Sprintf("%s.files[%d]", key, i), "imported katalog %v", err)
+			continue
+		}
 		if slices.Contains(l.stack, p) {
 			d.errorf(item, fmt.Sprintf("%s.files[%d]", key, i), "import cycle: %s imports itself through %v", p, l.stack)
 			continue

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -21,12 +22,15 @@ var errNoCRD = errors.New("holds no CustomResourceDefinition")
 
 // readCRDs returns the CustomResourceDefinitions in the manifest at path.
 func readCRDs(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "CRD manifest", MaxFileBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("CRD manifest %s not found (crdFile is relative to the katalog's directory)", path)
 		}
-		return nil, fmt.Errorf("cannot read CRD manifest: %w", err)
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, fmt.Errorf("cannot read CRD manifest: %w", err)
+		}
+		return nil, err
 	}
 	var found []*apiextensionsv1.CustomResourceDefinition
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))

@@ -40,9 +40,18 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	d.settings(e, o, "")
 	d.apiTypes(e, o["apiTypes"])
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
-		p := resolvePath(d.dirOf(resolve(o["crFiles"].value).Content[i], dir), f)
+		at, field := resolve(o["crFiles"].value).Content[i], fmt.Sprintf("crFiles[%d]", i)
+		p := resolvePath(d.dirOf(at, dir), f)
 		if _, err := os.Stat(p); err != nil {
-			d.errorf(resolve(o["crFiles"].value).Content[i], fmt.Sprintf("crFiles[%d]", i), "sample object file %s not found (paths are relative to the katalog's directory)", f)
+			d.errorf(at, field, "sample object file %s not found (paths are relative to the katalog's directory)", f)
+			continue
+		}
+		if err := d.loader.confine(p); err != nil {
+			d.errorf(at, field, "sample object file %v", err)
+			continue
+		}
+		if err := checkSample(p); err != nil {
+			d.errorf(at, field, "%v", err)
 			continue
 		}
 		e.CRFiles = append(e.CRFiles, p)

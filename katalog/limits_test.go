@@ -2,7 +2,10 @@ package katalog
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -64,4 +67,137 @@ func TestAliasesWithinLimit(t *testing.T) {
 	if len(cms) != 2 {
 		t.Fatalf("%d resources, want 2", len(cms))
 	}
+}
+
+// firstError loads the katalog and returns its first error, or fails.
+func firstError(t *testing.T, opts Options, paths ...string) string {
+	t.Helper()
+	_, diags := LoadWith(opts, paths...)
+	errs := diags.Errors()
+	if len(errs) == 0 {
+		t.Fatalf("loading %v: no error", paths)
+	}
+	return errs[0].Error()
+}
+
+func expectError(t *testing.T, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// Issue 15 item 4: crdFile: /dev/zero grew without bound and a FIFO hung
+// forever. Every file the loader reads must be a regular file under its cap;
+// the check comes before the read, so nothing blocks.
+func TestFilesMustBeRegularAndBounded(t *testing.T) {
+	p := writeKatalog(t, header+entry)
+	dir := filepath.Dir(p)
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, MaxFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	withCRD := func(crdFile string) string {
+		return writeKatalogAt(t, p, strings.Replace(header+entry, "./crd.yaml", crdFile, 1))
+	}
+	allow := Options{AllowOutsidePaths: true}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		expectError(t, firstError(t, allow, withCRD("/dev/zero")),
+			p+":9:16: [site] crdFile: CRD manifest /dev/zero is a character device; a CRD manifest must be a regular file")
+		expectError(t, firstError(t, Options{}, withCRD("./fifo.yaml")),
+			p+":9:16: [site] crdFile: CRD manifest "+fifo+" is a named pipe (FIFO); a CRD manifest must be a regular file")
+		expectError(t, firstError(t, Options{}, withCRD("./big.yaml")),
+			fmt.Sprintf("%s:9:16: [site] crdFile: CRD manifest %s holds %d bytes, over the limit of %d bytes for a CRD manifest", p, big, MaxFileBytes+1, MaxFileBytes))
+		expectError(t, firstError(t, Options{}, fifo),
+			fifo+": katalog "+fifo+" is a named pipe (FIFO); a katalog must be a regular file")
+		expectError(t, firstError(t, Options{CRDs: []string{"/dev/zero"}}, withCRD("./crd.yaml")),
+			"/dev/zero: --crd: CRD manifest /dev/zero is a character device; a CRD manifest must be a regular file")
+		expectError(t, firstError(t, Options{}, writeKatalogAt(t, p, header+entry+"      crFiles: [./fifo.yaml]\n")),
+			p+":14:17: [site] crFiles[0]: sample object file "+fifo+" is a named pipe (FIFO); a sample object file must be a regular file")
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("loading blocked: a FIFO was opened")
+	}
+}
+
+// The katalog's documents together, imports included, are bounded.
+func TestKatalogSizeBounded(t *testing.T) {
+	p := writeKatalog(t, header+entry)
+	dir := filepath.Dir(p)
+	big := header + entry + "      description: \"" + strings.Repeat("x", MaxKatalogBytes/2) + "\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := writeKatalogAt(t, p, "apiVersion: orkestra.orkspace.io/v1\nkind: Komposer\nmetadata: {name: k}\nimports:\n  files: [./a.yaml, ./b.yaml]\n")
+	expectError(t, firstError(t, Options{}, k),
+		fmt.Sprintf("%s:5:21: the katalog's documents hold more than %d bytes together with %s (imports included); split the operator into several katalogs", k, MaxKatalogBytes, filepath.Join(dir, "b.yaml")))
+}
+
+// Issue 15 item 5: crdFile and crFiles could name any file (crFiles:
+// [/etc/passwd] passed check). crdFile, crFiles and imports must resolve,
+// symbolic links followed, inside the katalog's directory unless
+// AllowOutsidePaths; check reads every crFile.
+func TestPathsConfinedToTheKatalog(t *testing.T) {
+	p := writeKatalog(t, header+entry)
+	dir, _ := filepath.EvalSymlinks(filepath.Dir(p))
+	outsideDir := t.TempDir()
+	secret := filepath.Join(outsideDir, "secret.yaml")
+	if err := os.WriteFile(secret, []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	realSecret, _ := filepath.EvalSymlinks(secret)
+	outside := "is outside the katalog's directory " + dir + "; move it under that directory, or pass --allow-outside-paths to read files anywhere"
+
+	crFiles := func() string { return writeKatalogAt(t, p, header+entry+"      crFiles: ["+secret+"]\n") }
+	expectError(t, firstError(t, Options{}, crFiles()), p+":14:17: [site] crFiles[0]: sample object file "+secret+" "+outside)
+	viaLink := writeKatalogAt(t, p, header+entry+"      crFiles: [./link.yaml]\n")
+	expectError(t, firstError(t, Options{}, viaLink), p+":14:17: [site] crFiles[0]: sample object file "+link+" ("+realSecret+") "+outside)
+	crdFile := writeKatalogAt(t, p, strings.Replace(header+entry, "./crd.yaml", "../"+filepath.Base(outsideDir)+"/secret.yaml", 1))
+	expectError(t, firstError(t, Options{}, crdFile), p+":9:16: [site] crdFile: CRD manifest "+filepath.Join(filepath.Dir(dir), filepath.Base(outsideDir), "secret.yaml")+" "+outside)
+	imports := writeKatalogAt(t, p, "apiVersion: orkestra.orkspace.io/v1\nkind: Komposer\nmetadata: {name: k}\nimports:\n  files: ["+secret+"]\n")
+	expectError(t, firstError(t, Options{}, imports), p+":5:11: imports.files[0]: imported katalog "+secret+" "+outside)
+
+	// Allowed, the file is read: /etc/passwd-like content is no sample.
+	expectError(t, firstError(t, Options{AllowOutsidePaths: true}, crFiles()),
+		p+":14:17: [site] crFiles[0]: sample object file "+secret+": document 1 is not a Kubernetes object (it needs apiVersion and kind)")
+
+	// A sample inside the directory that is a Kubernetes object loads.
+	sample := filepath.Join(dir, "sample.yaml")
+	if err := os.WriteFile(sample, []byte("apiVersion: demo.orkestra.io/v1\nkind: Website\nmetadata: {name: a}\nspec: {image: nginx}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, diags := Load(writeKatalogAt(t, p, header+entry+"      crFiles: [./sample.yaml]\n"))
+	if diags.HasErrors() {
+		t.Fatal(diags.Errors())
+	}
+	if got := k.CRDs[0].CRFiles; len(got) != 1 || got[0] != filepath.Join(filepath.Dir(p), "sample.yaml") {
+		t.Errorf("crFiles %v", got)
+	}
+}
+
+// writeKatalogAt overwrites the katalog at p with body and returns p.
+func writeKatalogAt(t *testing.T, p, body string) string {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(strings.TrimLeft(body, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,6 +34,9 @@ type Options struct {
 	// Fetch reads a CRD from the cluster by group and kind (`--kubeconfig`,
 	// and `orkestra run`); it returns ErrCRDNotFound when there is none.
 	Fetch func(gk schema.GroupKind) (*apiextensionsv1.CustomResourceDefinition, error)
+	// AllowOutsidePaths lets crdFile, crFiles and imports name files outside
+	// the katalog's directory (`--allow-outside-paths`).
+	AllowOutsidePaths bool
 }
 
 // ErrCRDNotFound is returned by Options.Fetch when the cluster has no such CRD.
@@ -54,7 +58,7 @@ func LoadWith(opts Options, paths ...string) (*Katalog, Diagnostics) {
 		return nil, Diagnostics{{Message: "no katalog given; pass -f KATALOG.yaml"}}
 	}
 	k := &Katalog{File: paths[0]}
-	l := &loader{k: k, diags: &diags, origin: map[*yaml.Node]string{}, crds: map[string]*CRD{}}
+	l := &loader{k: k, diags: &diags, origin: map[*yaml.Node]string{}, crds: map[string]*CRD{}, opts: opts, roots: roots(paths)}
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
@@ -98,6 +102,11 @@ type loader struct {
 	stack []string
 	// aliasNodes counts the values YAML aliases expanded to (MaxAliasNodes).
 	aliasNodes int
+	opts       Options
+	// roots are the directories crdFile, crFiles and imports must resolve
+	// in; katalogBytes counts the katalog documents read (MaxKatalogBytes).
+	roots        []string
+	katalogBytes int
 }
 
 func (l *loader) decoder(file string) *decoder {
@@ -106,19 +115,26 @@ func (l *loader) decoder(file string) *decoder {
 
 // parse reads every YAML document of path, recording each node's file.
 func (l *loader) parse(path string, at *yaml.Node, from string) []*yaml.Node {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "katalog", MaxKatalogBytes)
+	if err == nil && l.katalogBytes+len(data) > MaxKatalogBytes {
+		err = fmt.Errorf("the katalog's documents hold more than %d bytes together with %s (imports included); split the operator into several katalogs", MaxKatalogBytes, path)
+	}
 	if err != nil {
 		pos := Pos{File: path}
 		if at != nil {
 			pos = Pos{File: from, Line: at.Line, Col: at.Column}
 		}
-		msg := fmt.Sprintf("cannot read katalog: %v", err)
+		msg := err.Error()
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			msg = fmt.Sprintf("cannot read katalog: %v", err)
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			msg = fmt.Sprintf("%s not found (paths are relative to the file that names them)", path)
 		}
 		*l.diags = append(*l.diags, Diagnostic{Pos: pos, Message: msg})
 		return nil
 	}
+	l.katalogBytes += len(data)
 	var docs []*yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {

@@ -32,6 +32,10 @@ func (l *loader) resolveCRDs(opts Options) {
 		d.entry = e.Name
 		switch {
 		case e.CRDFile != "":
+			if err := l.confine(e.CRDFile); err != nil {
+				d.errorAt(e.CRDFilePos, "crdFile", "CRD manifest %v", err)
+				continue
+			}
 			crd, err := loadCRD(e.CRDFile, e.APITypes, l.crds)
 			if err != nil {
 				d.errorAt(e.CRDFilePos, "crdFile", "%v", err)

@@ -26,12 +26,15 @@ type katalogFlags struct {
 	// supplies the configuration of commands that always talk to a cluster.
 	kubeconfig string
 	cluster    func() (*rest.Config, error)
+	// allowOutside is --allow-outside-paths (katalog.Options.AllowOutsidePaths).
+	allowOutside bool
 }
 
 func (f *katalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVarP(&f.files, "katalog", "f", nil, "katalog file or directory (repeatable; documents are merged)")
 	cmd.Flags().Uint64Var(&f.costLimit, "max-expression-cost", 0, fmt.Sprintf("static cost limit per expression, estimated from the schema's bounds (default %d)", celengine.DefaultCostLimit))
 	cmd.Flags().StringArrayVar(&f.crds, "crd", nil, "CRD manifest file or directory supplying the schema of entries without crdFile (repeatable)")
+	cmd.Flags().BoolVar(&f.allowOutside, "allow-outside-paths", false, "let crdFile, crFiles and imports name files outside the katalog's directory")
 	cmd.Flags().Uint64Var(&f.runtimeCostLimit, "max-runtime-cost", 0, fmt.Sprintf("runtime cost limit per expression evaluation (default %d)", celengine.DefaultRuntimeCostLimit))
 	_ = cmd.MarkFlagRequired("katalog")
 }
@@ -44,7 +47,7 @@ func (f *katalogFlags) registerKubeconfig(cmd *cobra.Command) {
 
 // loadOptions says where the loader finds CRDs for entries without crdFile.
 func (f *katalogFlags) loadOptions() katalog.Options {
-	opts := katalog.Options{CRDs: f.crds}
+	opts := katalog.Options{CRDs: f.crds, AllowOutsidePaths: f.allowOutside}
 	config := f.cluster
 	if config == nil && f.kubeconfig != "" {
 		config = func() (*rest.Config, error) { return kubeconfigFile(f.kubeconfig) }

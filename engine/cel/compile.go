@@ -134,7 +134,7 @@ func (b *Backend) compileExpr(se *schemaEnv, src string, exprOff, segOff int, di
 		d.add(segOff, "%s: %s", display, costMessage(est.Max, limit, se.tree, native))
 	}
 
-	prog, err := se.env.Program(checked,
+	prog, err := se.program(src, checked,
 		cel.EvalOptions(cel.OptOptimize),
 		cel.CostLimit(b.runtimeLimit),
 		cel.InterruptCheckFrequency(celconfig.CheckFrequency),

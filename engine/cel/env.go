@@ -83,6 +83,31 @@ type schemaEnv struct {
 	env  *cel.Env
 	tree *schemaTree
 	est  *sizeEstimator
+	// programs holds the program of every source compiled against env: a
+	// cel.Program carries its own table of every function overload of the
+	// environment (about 14 KB), so the same expression in many places, as
+	// in entries stamped from one pattern, shares one. Programs are safe for
+	// concurrent evaluation.
+	mu       sync.Mutex
+	programs map[string]cel.Program
+}
+
+// program returns the program of the checked source src, built once.
+func (se *schemaEnv) program(src string, checked *cel.Ast, opts ...cel.ProgramOption) (cel.Program, error) {
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	if p, ok := se.programs[src]; ok {
+		return p, nil
+	}
+	p, err := se.env.Program(checked, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if se.programs == nil {
+		se.programs = map[string]cel.Program{}
+	}
+	se.programs[src] = p
+	return p, nil
 }
 
 // baseEnvSet is Kubernetes' base environment at CompatibilityVersion with the

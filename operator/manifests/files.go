@@ -79,6 +79,9 @@ func katalogFiles(k *katalog.Katalog, given []string, mountPath string) (files [
 			dirs[a] = true
 		}
 	}
+	if err := confined(abs, givenAbs, dirs); err != nil {
+		return nil, nil, err
+	}
 	root := commonDir(abs, givenAbs, dirs)
 	total := 0
 	keys := map[string]string{}
@@ -115,6 +118,39 @@ func katalogFiles(k *katalog.Katalog, given []string, mountPath string) (files [
 		args = append(args, path.Join(mountPath, filepath.ToSlash(rel)))
 	}
 	return files, args, nil
+}
+
+// confined refuses a file outside the directories of the given katalog
+// paths, symbolic links resolved: the ConfigMap would carry it into the
+// cluster (kustomize refuses such files too), whatever --allow-outside-paths
+// let the loader read.
+func confined(files, given []string, dirs map[string]bool) error {
+	var roots []string
+	for _, g := range given {
+		if !dirs[g] {
+			g = filepath.Dir(g)
+		}
+		r, err := filepath.EvalSymlinks(g)
+		if err != nil {
+			return err
+		}
+		roots = append(roots, r)
+	}
+	for _, f := range files {
+		real, err := filepath.EvalSymlinks(f)
+		if err != nil {
+			return err
+		}
+		inside := false
+		for _, r := range roots {
+			rel, err := filepath.Rel(r, real)
+			inside = inside || err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+		}
+		if !inside {
+			return fmt.Errorf("%s is outside the katalog's directory %s; orkestra manifests ships only files under it (in the katalog ConfigMap): copy the file there and name it relative to the katalog", f, strings.Join(roots, ", "))
+		}
+	}
+	return nil
 }
 
 // commonDir is the deepest directory holding every file and given path.

@@ -62,10 +62,10 @@ spec:
 func writeKatalog(t *testing.T, box string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "crds"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "katalog", "crds"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "crds", "widget.yaml"), []byte(widgetCRD), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "katalog", "crds", "widget.yaml"), []byte(widgetCRD), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
@@ -76,7 +76,7 @@ metadata:
 spec:
   crds:
     widget:
-      crdFile: ../crds/widget.yaml
+      crdFile: ./crds/widget.yaml
       apiTypes: {group: test.orkestra.io, version: v1, kind: Widget, plural: widgets}
       operatorBox:
 `)
@@ -200,7 +200,7 @@ onDelete:
 	}
 }
 
-func TestKatalogFilesAcrossDirectories(t *testing.T) {
+func TestKatalogFilesInSubdirectories(t *testing.T) {
 	file := writeKatalog(t, `
 onReconcile:
   configMaps:
@@ -222,7 +222,7 @@ onReconcile:
 		switch u.GetKind() {
 		case "ConfigMap":
 			data := u.Object["data"].(map[string]any)
-			if _, ok := data["katalog__katalog.yaml"]; !ok {
+			if _, ok := data["katalog.yaml"]; !ok {
 				t.Fatalf("ConfigMap keys %v", keys2(data))
 			}
 			if data["crds__widget.yaml"] != widgetCRD {
@@ -231,12 +231,12 @@ onReconcile:
 		case "Deployment":
 			d := u.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
 			c := d["containers"].([]any)[0].(map[string]any)
-			if args := c["args"].([]any); args[1] != "--katalog=/etc/orkestra/katalog/katalog/katalog.yaml" {
+			if args := c["args"].([]any); args[1] != "--katalog=/etc/orkestra/katalog/katalog.yaml" {
 				t.Fatalf("args %v", args)
 			}
 			items := d["volumes"].([]any)[0].(map[string]any)["configMap"].(map[string]any)["items"].([]any)
-			if len(items) != 2 || items[0].(map[string]any)["path"] != "crds/widget.yaml" || items[1].(map[string]any)["path"] != "katalog/katalog.yaml" {
-				t.Fatalf("items %v: the crdFile ../crds/widget.yaml must resolve from the mounted katalog", items)
+			if len(items) != 2 || items[0].(map[string]any)["path"] != "crds/widget.yaml" || items[1].(map[string]any)["path"] != "katalog.yaml" {
+				t.Fatalf("items %v: the crdFile ./crds/widget.yaml must resolve from the mounted katalog", items)
 			}
 		case "CustomResourceDefinition":
 			// No conversion declared: the CRD keeps its own setting.
@@ -244,6 +244,47 @@ onReconcile:
 				t.Fatal("a CRD the katalog does not convert must not get webhook conversion")
 			}
 		}
+	}
+}
+
+// Issue 15 item 5: manifests embedded files from anywhere (crFiles:
+// [/etc/passwd]) in the katalog ConfigMap. A file outside the katalog's
+// directory is refused even when --allow-outside-paths let the loader read
+// it.
+func TestManifestsRefuseFilesOutsideTheKatalog(t *testing.T) {
+	file := writeKatalog(t, `
+onReconcile:
+  configMaps:
+    - data: {a: b}
+`)
+	dir := filepath.Dir(file)
+	outside := filepath.Join(filepath.Dir(dir), "widget.yaml")
+	if err := os.Rename(filepath.Join(dir, "crds", "widget.yaml"), outside); err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(body), "./crds/widget.yaml", "../widget.yaml", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, diags := katalog.LoadWith(katalog.Options{AllowOutsidePaths: true}, file)
+	if diags.HasErrors() {
+		t.Fatal(diags.Errors())
+	}
+	cel, err := celengine.New(celengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, cdiags := engine.Compile(k, engine.Backends{CEL: cel}, engine.CompileOptions{})
+	if cdiags.HasErrors() {
+		t.Fatal(cdiags.Errors())
+	}
+	realDir, _ := filepath.EvalSymlinks(dir)
+	want := outside + " is outside the katalog's directory " + realDir + "; orkestra manifests ships only files under it (in the katalog ConfigMap): copy the file there and name it relative to the katalog"
+	if _, err := Generate(plan, Options{}); err == nil || err.Error() != want {
+		t.Fatalf("Generate: %v\nwant %s", err, want)
 	}
 }
 
