@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -59,7 +60,11 @@ type ConvertOptions struct {
 	// objects of other kinds or versions fail before conversion with a
 	// message listing the served ones, and metrics label them "unknown".
 	Served []schema.GroupVersionKind
-	Log    logr.Logger
+	// KatalogDir, when set, is cut from the katalog file paths in failure
+	// messages: the API server passes them on to its clients, who need the
+	// file's place in the katalog, not the server's directory layout.
+	KatalogDir string
+	Log        logr.Logger
 }
 
 // ConvertHandler serves POST /convert: ConversionReview apiextensions.k8s.io/v1
@@ -90,6 +95,7 @@ type ConvertHandler struct {
 	served      map[schema.GroupKind][]string // nil: not checked
 	log         logr.Logger
 	failLog     *failureLog
+	katalogDir  string // with a trailing separator; "" when not cut
 	bufs        sync.Pool
 }
 
@@ -109,6 +115,9 @@ func NewConvertHandler(conv Converter, opts ConvertOptions) *ConvertHandler {
 		h.bodyTimeout = DefaultBodyTimeout
 	}
 	h.failLog = newFailureLog(h.log)
+	if d := filepath.Clean(opts.KatalogDir); opts.KatalogDir != "" && d != "." {
+		h.katalogDir = strings.TrimSuffix(d, string(filepath.Separator)) + string(filepath.Separator)
+	}
 	h.kinds, _ = conv.(KindHandler)
 	if len(opts.Served) > 0 {
 		h.served = map[schema.GroupKind][]string{}
@@ -213,6 +222,9 @@ func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // writeFailure answers a review with result.status Failure and no objects.
 func (h *ConvertHandler) writeFailure(w http.ResponseWriter, review *apiextensionsv1.ConversionReview, message string) {
+	if h.katalogDir != "" {
+		message = strings.ReplaceAll(message, h.katalogDir, "")
+	}
 	h.failLog.failed(review.Request.UID, review.Request.DesiredAPIVersion, message)
 	resp, err := json.Marshal(failureReview(review.APIVersion, review.Request.UID, message))
 	if err != nil { // cannot happen: strings only
@@ -498,6 +510,7 @@ type metaField struct {
 
 type metaSnapshot struct {
 	present bool
+	isMap   bool // metadata was a map; else fields[0] holds its value
 	kind    any
 	fields  []metaField // all but labels and annotations
 	labels  []metaField
@@ -513,7 +526,7 @@ func (c *objectConversion) snapshot(u *unstructured.Unstructured) metaSnapshot {
 		c.bufs.meta = s.fields
 		return s
 	}
-	s.present = true
+	s.present, s.isMap = true, true
 	buf := c.bufs.meta[:0]
 	for k, v := range meta {
 		if k != "labels" && k != "annotations" {
@@ -545,11 +558,24 @@ func checkResult(s metaSnapshot, res, orig *unstructured.Unstructured) error {
 	}
 	rawMeta, present := res.Object["metadata"]
 	meta, isMap := rawMeta.(map[string]any)
-	if !isMap {
-		if present != s.present || len(s.fields) != 1 || !jsonEqual(rawMeta, s.fields[0].value) {
-			return errors.New("the converter changed metadata; a conversion may change only metadata.labels and metadata.annotations")
+	if !s.isMap {
+		// The original had no metadata map (the API server always sends
+		// one, but the check must not misname what changed).
+		switch {
+		case !isMap && (present && rawMeta != nil) == s.present && jsonEqual(rawMeta, s.fields[0].value):
+			return nil
+		case !isMap || s.present:
+			return fmt.Errorf("the converter changed metadata from %s to %s; a conversion may change only metadata.labels and metadata.annotations", brief(s.fields[0].value), brief(rawMeta))
 		}
-		return nil
+		for k := range meta {
+			if k != "labels" && k != "annotations" {
+				return fmt.Errorf("the converter added metadata.%s to an object without metadata; a conversion may change only metadata.labels and metadata.annotations", k)
+			}
+		}
+		if err := checkStringMap(meta, "labels", nil); err != nil {
+			return err
+		}
+		return checkStringMap(meta, "annotations", nil)
 	}
 	for _, f := range s.fields {
 		v, ok := meta[f.key]

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"golang.org/x/net/http2"
@@ -367,4 +370,61 @@ func TestReviewExpansion(t *testing.T) {
 			t.Errorf("%s allocates %.1f bytes per body byte, over reviewExpansion (%d): raise it, and so lower the default budget", h.name, ratio, reviewExpansion)
 		}
 	}
+}
+
+// Issue 15 item 6: the metadata guard said "removed metadata." for an object
+// that had no metadata.
+func TestMetadataGuardWithoutMetadata(t *testing.T) {
+	c := &objectConversion{bufs: new(buffers)}
+	const only = "; a conversion may change only metadata.labels and metadata.annotations"
+	for _, tc := range []struct {
+		name      string
+		orig, res map[string]any
+		want      string
+	}{
+		{"none kept", map[string]any{"kind": "W"}, map[string]any{"kind": "W"}, ""},
+		{"labels added", map[string]any{"kind": "W"}, map[string]any{"kind": "W", "metadata": map[string]any{"labels": map[string]any{"a": "b"}}}, ""},
+		{"name added", map[string]any{"kind": "W"}, map[string]any{"kind": "W", "metadata": map[string]any{"name": "x"}}, "the converter added metadata.name to an object without metadata" + only},
+		{"not a map", map[string]any{"kind": "W", "metadata": "s"}, map[string]any{"kind": "W", "metadata": map[string]any{}}, `the converter changed metadata from "s" to {}` + only},
+		{"bad label", map[string]any{"kind": "W"}, map[string]any{"kind": "W", "metadata": map[string]any{"labels": map[string]any{"a": int64(1)}}}, `metadata.labels["a"] must be a string, got 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := &unstructured.Unstructured{Object: tc.orig}
+			err := checkResult(c.snapshot(orig), &unstructured.Unstructured{Object: tc.res}, orig)
+			if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Issue 15 item 6: failure messages carried the absolute katalog path to
+// the API server (and on to its clients). They name the file relative to
+// the katalog's directory.
+func TestFailureNamesKatalogFileRelative(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"katalog.yaml", "crd.yaml", "website-v1alpha1.yaml", "website-v1.yaml"} {
+		data, err := os.ReadFile(filepath.Join("../examples/website", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, f), data)
+	}
+	ts := startServer(t, withKatalog(t, filepath.Join(dir, "katalog.yaml")))
+	obj := website("v1alpha1", "a", "nginx")
+	obj["spec"].(map[string]any)["replicas"] = "many"
+	res := decodeResponse(t, ReviewV1, mustPost(t, ts, review(t, ReviewV1, "rel", group+"/v1", obj)))
+	want := `converting Website default/a from v1alpha1 to v1: (path v1alpha1→v1) conversion.paths[0].spec.replicas: evaluating ${self.spec.replicas} (at katalog.yaml:36:26): expression ${self.spec.replicas}: self.spec.replicas: expected an integer, got string "many"`
+	if res.Status != metav1.StatusFailure || res.Message != want {
+		t.Errorf("%s: %s\nwant %s", res.Status, res.Message, want)
+	}
+}
+
+func mustPost(t *testing.T, ts *testServer, body []byte) []byte {
+	t.Helper()
+	code, out := ts.post(t, body)
+	if code != http.StatusOK {
+		t.Fatalf("HTTP %d %s", code, out)
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -253,9 +254,23 @@ func (s *Server) webhookMux() http.Handler {
 		BodyTimeout:      s.BodyTimeout,
 		Metrics:          s.metrics,
 		Served:           Served(s.Plan),
+		KatalogDir:       katalogDir(s.Plan),
 		Log:              s.Log.WithName("convert"),
 	}))
 	return mux
+}
+
+// katalogDir is the directory of the katalog's first path (the path itself
+// when it is a directory); "" when the plan names none.
+func katalogDir(plan *engine.Plan) string {
+	if plan.Katalog == nil || plan.Katalog.File == "" {
+		return ""
+	}
+	f := plan.Katalog.File
+	if info, err := os.Stat(f); err == nil && info.IsDir() {
+		return f
+	}
+	return filepath.Dir(f)
 }
 
 func (s *Server) httpMux() http.Handler {
