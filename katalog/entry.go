@@ -414,6 +414,9 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			d.errorf(n, path, "%s needs %q", kind, req)
 		}
 	}
+	if spec.Open {
+		d.checkCustomType(r, path)
+	}
 	return r
 }
 

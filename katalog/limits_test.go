@@ -201,3 +201,28 @@ func writeKatalogAt(t *testing.T, p, body string) string {
 	}
 	return p
 }
+
+// Issue 15 item 6: a literal custom child `apiVersion: "*/v1"` loaded, and
+// manifests then granted apiGroups: ["*"]. Literal group, version and kind
+// must be valid; computed ones are left to the API server.
+func TestCustomChildTypeLiterals(t *testing.T) {
+	child := func(apiVersion, kind string) string {
+		return header + entry + "      operatorBox:\n        onCreate:\n          custom:\n            - apiVersion: \"" + apiVersion + "\"\n              kind: \"" + kind + "\"\n              name: x\n"
+	}
+	const at = ":17:28: [site] operatorBox.onCreate.custom[0].apiVersion: apiVersion "
+	wild := " (a wildcard names no kind: a child is one object of one kind, and RBAC would grant every group)"
+	for _, tc := range []struct{ apiVersion, kind, want string }{
+		{"*/v1", "Widget", at + `"*/v1" has an invalid group "*": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')` + wild},
+		{"example.com/*", "Widget", at + `"example.com/*" has an invalid version "*": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')` + wild},
+		{"a/b/c", "Widget", at + `"a/b/c" is not GROUP/VERSION (or VERSION for the core group), e.g. example.com/v1`},
+		{"example.com/v1", "*", ":18:22: [site] operatorBox.onCreate.custom[0].kind: kind \"*\" is not a Kubernetes kind: write one kind, letters and digits starting with a letter, e.g. Widget" + wild},
+	} {
+		p := writeKatalog(t, child(tc.apiVersion, tc.kind))
+		expectError(t, firstError(t, Options{}, p), p+tc.want)
+	}
+	for _, ok := range [][2]string{{"example.com/v1", "Widget"}, {"v1", "ConfigMap"}, {"${self.spec.image}/v1", "${self.spec.image}"}} {
+		if _, diags := Load(writeKatalog(t, child(ok[0], ok[1]))); diags.HasErrors() {
+			t.Errorf("%s %s: %v", ok[0], ok[1], diags.Errors())
+		}
+	}
+}
