@@ -100,6 +100,10 @@ the current directory and the executable).`,
 }
 
 // devSession is a running `orkestra dev`.
+// devServiceCIDR is the local API server's Service range: 65534 Services
+// (envtest's default, a /24, fails past 253).
+const devServiceCIDR = "10.0.0.0/16"
+
 type devSession struct {
 	dir        string
 	kubeconfig string
@@ -144,6 +148,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 
 	fmt.Fprintln(stderr, "starting kube-apiserver and etcd from", assets, "…")
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", devServiceCIDR)
 	if s.cfg, err = env.Start(); err != nil {
 		return fmt.Errorf("starting the local control plane (kube-apiserver and etcd in %s): %w", assets, err)
 	}

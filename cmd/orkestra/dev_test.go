@@ -12,7 +12,9 @@ import (
 
 	"github.com/go-logr/logr/testr"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -123,6 +125,15 @@ func checkDevSession(ctx context.Context, s *devSession, out string) error {
 	site.SetGroupVersionKind(schema.GroupVersionKind{Group: "demo.orkestra.io", Version: "v1", Kind: "Website"})
 	if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "hello"}, site); err != nil {
 		return fmt.Errorf("the v1alpha1 sample read at v1 (through /convert): %w", err)
+	}
+	// The Service range holds thousands (issue 15: a /24 failed past 253):
+	// an address far outside a /24 is allocatable.
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "range-check"},
+		Spec:       corev1.ServiceSpec{ClusterIP: "10.0.200.7", Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	if err := c.Create(ctx, svc); err != nil {
+		return fmt.Errorf("a Service at 10.0.200.7 (inside %s): %w", devServiceCIDR, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
