@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +27,7 @@ func newManifestsCmd() *cobra.Command {
 		Image:     defaultImage(),
 		Replicas:  manifests.DefaultReplicas,
 	}
-	var outDir, clientCA string
+	var outDir string
 	cmd := &cobra.Command{
 		Use:   "manifests -f KATALOG",
 		Short: "Print the in-cluster install of a katalog: CRDs with webhook conversion, RBAC, Deployment, Service",
@@ -44,8 +43,7 @@ YAML for kubectl apply (or, with --output-dir, as a kustomize base):
   securityContext, read-only root filesystem), the webhook and metrics
   Service, a PodDisruptionBudget, and the katalog's CRDs converting through
   that Service's /convert, and a NetworkPolicy admitting only the webhook
-  and metrics ports. With --webhook-client-ca, /convert also requires a
-  client certificate that CA signed.
+  and metrics ports.
 
 Certificates: by default Orkestra's built-in mode — at start the operator
 creates a CA and serving certificate in a Secret shared by its replicas,
@@ -69,11 +67,7 @@ expression) is reported on stderr.`,
 				return err
 			}
 			opts.KatalogPaths = kf.files
-			if clientCA != "" {
-				if opts.ClientCA, err = os.ReadFile(clientCA); err != nil {
-					return fmt.Errorf("--webhook-client-ca: %w", err)
-				}
-			}
+
 			if opts.Replicas < 1 {
 				return fmt.Errorf("--replicas must be at least 1, got %d", opts.Replicas)
 			}
@@ -105,7 +99,6 @@ expression) is reported on stderr.`,
 	fs.StringVar(&opts.Image, "image", opts.Image, "container image running orkestra")
 	fs.Int32Var(&opts.Replicas, "replicas", opts.Replicas, "replicas of the Deployment (one leads and reconciles; all serve /convert)")
 	fs.BoolVar(&opts.CertManager, "cert-manager", false, "take the webhook certificate from cert-manager (Issuer, Certificate, CA injection) instead of the built-in mode")
-	fs.StringVar(&clientCA, "webhook-client-ca", "", "PEM CA bundle: /convert requires a client certificate it signed (configure the API server's admission kubeconfig to present one)")
 	fs.StringVarP(&outDir, "output-dir", "o", "", "write a kustomize base (one file per kind of object and kustomization.yaml) into this directory instead of printing")
 	return cmd
 }

@@ -139,11 +139,7 @@ func toStrings(v any) []string {
 // TestGeneratedDeploymentArgsAreRunFlags: the container args of both modes
 // parse as `orkestra run` flags, so the installed pods start.
 func TestGeneratedDeploymentArgsAreRunFlags(t *testing.T) {
-	ca := filepath.Join(t.TempDir(), "ca.crt")
-	if err := os.WriteFile(ca, testCAPEM(t), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, mode := range [][]string{nil, {"--cert-manager"}, {"--webhook-client-ca", ca}} {
+	for _, mode := range [][]string{nil, {"--cert-manager"}} {
 		out, _, err := execManifests(t, append([]string{"-f", websiteKatalog}, mode...)...)
 		if err != nil {
 			t.Fatal(err)

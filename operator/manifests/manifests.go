@@ -100,10 +100,6 @@ type Options struct {
 	// KatalogPaths are the -f arguments as given (files or directories);
 	// empty means the katalog's files.
 	KatalogPaths []string
-	// ClientCA, when set, is a PEM CA bundle: /convert then requires a
-	// client certificate it signed (the API server presents one configured
-	// in its admission kubeconfig). It ships in a ConfigMap.
-	ClientCA []byte
 }
 
 func (o *Options) complete() {
@@ -153,10 +149,6 @@ const (
 	FilePDB           = "pdb.yaml"
 	FileNetworkPolicy = "networkpolicy.yaml"
 )
-
-// ClientCAMountPath is where the client CA bundle (Options.ClientCA) is
-// mounted, as ca.crt.
-const ClientCAMountPath = "/etc/orkestra/client-ca"
 
 var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
@@ -295,17 +287,6 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 		for _, o := range in.certManagerObjects() {
 			in.add(FileCertificate, o)
 		}
-	}
-
-	if len(opts.ClientCA) > 0 {
-		if err := checkCABundle(opts.ClientCA); err != nil {
-			return nil, err
-		}
-		in.add(FileConfigMap, &corev1.ConfigMap{
-			TypeMeta:   typeMeta("v1", "ConfigMap"),
-			ObjectMeta: metav1.ObjectMeta{Name: in.clientCAName(), Namespace: ns, Labels: labels},
-			Data:       map[string]string{"ca.crt": string(opts.ClientCA)},
-		})
 	}
 
 	in.add(FileDeployment, in.deployment(plan, files, fArgs, hex.EncodeToString(sum.Sum(nil)), selector))
@@ -466,13 +447,6 @@ func (in *Install) deployment(plan *engine.Plan, files []katalogFile, fArgs []st
 	mounts := []corev1.VolumeMount{
 		{Name: "katalog", MountPath: KatalogMountPath, ReadOnly: true},
 		{Name: "tmp", MountPath: TmpMountPath},
-	}
-	if len(o.ClientCA) > 0 {
-		args = append(args, "--client-ca="+ClientCAMountPath+"/ca.crt")
-		volumes = append(volumes, corev1.Volume{Name: "client-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: in.clientCAName()},
-		}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: "client-ca", MountPath: ClientCAMountPath, ReadOnly: true})
 	}
 	if o.CertManager {
 		args = append(args, "--tls-cert="+TLSMountPath+"/tls.crt", "--tls-key="+TLSMountPath+"/tls.key")

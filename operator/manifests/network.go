@@ -1,12 +1,6 @@
 package manifests
 
 import (
-	"bytes"
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,32 +28,4 @@ func (in *Install) networkPolicy(selector map[string]string) *networkingv1.Netwo
 			}},
 		},
 	}
-}
-
-func (in *Install) clientCAName() string { return in.Options.Name + "-webhook-client-ca" }
-
-// checkCABundle requires at least one PEM certificate and nothing else.
-func checkCABundle(data []byte) error {
-	n := 0
-	for rest := data; ; {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			if len(bytes.TrimSpace(rest)) > 0 {
-				return errors.New("--webhook-client-ca: the file holds something other than PEM certificates")
-			}
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			return fmt.Errorf("--webhook-client-ca: a PEM block of type %s; give CA certificates only", b.Type)
-		}
-		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
-			return fmt.Errorf("--webhook-client-ca: certificate %d: %w", n+1, err)
-		}
-		n++
-	}
-	if n == 0 {
-		return errors.New("--webhook-client-ca: no PEM certificate in the file")
-	}
-	return nil
 }
