@@ -64,3 +64,18 @@ image: ## build the container image (needs a container engine)
 .PHONY: clean
 clean: ## remove build outputs (keeps the envtest cache)
 	rm -f $(BIN)/orkestra
+
+# Fuzz targets, one package each (go test -fuzz takes one target at a time).
+FUZZ_TARGETS := \
+	./katalog:FuzzLoad ./katalog:FuzzReadCRD ./engine/cel:FuzzParseTemplate ./engine/cel:FuzzCompileEval \
+	./engine/gotmpl:FuzzLegacy ./engine/conversion:FuzzStash ./webhook:FuzzConvertWebsite \
+	./webhook:FuzzConvertHandler ./webhook:FuzzDecodeJSON ./engine/gotmpl/migrate:FuzzMigrate
+FUZZTIME ?= 2m
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each (default 2m; e.g. make fuzz FUZZTIME=10m)
+	for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "== $$pkg $$name"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done

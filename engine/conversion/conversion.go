@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -688,12 +689,50 @@ func readStash(obj map[string]any) (map[string]*stashEntry, error) {
 	if err := utiljson.Unmarshal([]byte(raw), &out); err != nil {
 		return nil, fmt.Errorf("annotation %s is not valid JSON (%v); remove it or restore it from the object's history", StashAnnotation, err)
 	}
-	for _, e := range out {
+	for version, e := range out {
 		if e == nil {
 			return nil, fmt.Errorf("annotation %s holds a null entry; remove it", StashAnnotation)
 		}
+		if bad := stashOutside(e); bad != "" {
+			return nil, fmt.Errorf("annotation %s: its %s entry holds %s, which no conversion writes (only spec, status, metadata.labels and metadata.annotations); remove the annotation or restore it from the object's history", StashAnnotation, version, bad)
+		}
 	}
 	return out, nil
+}
+
+// stashOutside returns the first path of e outside what a conversion stashes,
+// "" when there is none: restoring it would change the object's identity or
+// index an empty path.
+func stashOutside(e *stashEntry) string {
+	for k, v := range e.Set {
+		switch k {
+		case "spec", "status":
+			continue
+		case "metadata":
+			m, ok := v.(map[string]any)
+			if !ok {
+				return "metadata"
+			}
+			for mk := range m {
+				if mk != "labels" && mk != "annotations" {
+					return "metadata." + mk
+				}
+			}
+			continue
+		}
+		return strconv.Quote(k)
+	}
+	for _, p := range e.Unset {
+		switch {
+		case len(p) == 0:
+			return "an empty unset path"
+		case p[0] == "spec" || p[0] == "status":
+		case p[0] == "metadata" && len(p) >= 2 && (p[1] == "labels" || p[1] == "annotations"):
+		default:
+			return "unset path " + strings.Join(p, ".")
+		}
+	}
+	return ""
 }
 
 // withoutStash returns obj without the stash annotation (shallow copies).
