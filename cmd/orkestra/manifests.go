@@ -99,6 +99,7 @@ expression) is reported on stderr.`,
 	fs.StringVar(&opts.Image, "image", opts.Image, "container image running orkestra")
 	fs.Int32Var(&opts.Replicas, "replicas", opts.Replicas, "replicas of the Deployment (one leads and reconciles; all serve /convert)")
 	fs.BoolVar(&opts.CertManager, "cert-manager", false, "take the webhook certificate from cert-manager (Issuer, Certificate, CA injection) instead of the built-in mode")
+	fs.StringVar(&opts.WatchNamespace, "watch-namespace", "", "a namespace-scoped install: the operator watches this namespace only, with a Role there instead of a ClusterRole")
 	fs.StringVarP(&outDir, "output-dir", "o", "", "write a kustomize base (one file per kind of object and kustomization.yaml) into this directory instead of printing")
 	return cmd
 }

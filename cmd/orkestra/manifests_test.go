@@ -139,7 +139,7 @@ func toStrings(v any) []string {
 // TestGeneratedDeploymentArgsAreRunFlags: the container args of both modes
 // parse as `orkestra run` flags, so the installed pods start.
 func TestGeneratedDeploymentArgsAreRunFlags(t *testing.T) {
-	for _, mode := range [][]string{nil, {"--cert-manager"}} {
+	for _, mode := range [][]string{nil, {"--cert-manager"}, {"--watch-namespace", "team-a"}} {
 		out, _, err := execManifests(t, append([]string{"-f", websiteKatalog}, mode...)...)
 		if err != nil {
 			t.Fatal(err)

@@ -100,6 +100,11 @@ type Options struct {
 	// KatalogPaths are the -f arguments as given (files or directories);
 	// empty means the katalog's files.
 	KatalogPaths []string
+	// WatchNamespace, when set, makes a namespace-scoped install: the
+	// operator watches and caches that namespace only (`orkestra run
+	// --namespace`), and the access to custom resources, children and events
+	// is a Role there instead of a ClusterRole.
+	WatchNamespace string
 }
 
 func (o *Options) complete() {
@@ -220,18 +225,27 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 		TypeMeta:   typeMeta("v1", "ServiceAccount"),
 		ObjectMeta: metav1.ObjectMeta{Name: in.ServiceAccount, Namespace: ns, Labels: labels},
 	})
-	in.add(FileRBAC, &rbacv1.ClusterRole{
-		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-		ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels},
-		Rules:      rules,
-	})
 	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: in.ServiceAccount, Namespace: ns}}
-	in.add(FileRBAC, &rbacv1.ClusterRoleBinding{
-		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
-		Subjects:   subjects,
-	})
+	if opts.WatchNamespace != "" {
+		var watched []rbacv1.PolicyRule
+		if rules, watched, err = namespaceScoped(plan, rules); err != nil {
+			return nil, err
+		}
+		in.addRole(opts.WatchNamespace, in.watchRoleName(), labels, watched, subjects)
+	}
+	if len(rules) > 0 {
+		in.add(FileRBAC, &rbacv1.ClusterRole{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels},
+			Rules:      rules,
+		})
+		in.add(FileRBAC, &rbacv1.ClusterRoleBinding{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
+			Subjects:   subjects,
+		})
+	}
 	// In its own namespace: the leader election Lease and the built-in
 	// certificate Secret, by name. create cannot be restricted to a name.
 	roleRules := []rbacv1.PolicyRule{
@@ -437,6 +451,9 @@ func (in *Install) deployment(plan *engine.Plan, files []katalogFile, fArgs []st
 		fmt.Sprintf("--webhook-addr=:%d", WebhookPort),
 		fmt.Sprintf("--http-addr=:%d", HTTPPort),
 	)
+	if o.WatchNamespace != "" {
+		args = append(args, "--namespace="+o.WatchNamespace)
+	}
 	volumes := []corev1.Volume{
 		{Name: "katalog", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: in.ConfigMapName},
