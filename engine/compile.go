@@ -304,7 +304,8 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 	if expected == nil {
 		t.coerce = CoerceGuess
 	}
-	sf := &StatusField{Source: f, Path: path, Value: c.value(f.Value, expected, t)}
+	sf := &StatusField{Source: f, Path: path, Value: c.value(f.Value, expected, t), ClearOnFalse: f.ClearOnFalse}
+	sf.ClearsToEmpty = expected == nil || expected.Type == "string" || expected.Type == ""
 	if f.When != nil {
 		sf.When = c.when(e, f.When, true, field+".when")
 	}

@@ -83,6 +83,11 @@ type StatusField struct {
 	Path  []string
 	Value *Node
 	When  Condition
+	// ClearOnFalse: while When does not hold the field is cleared — set to
+	// "" when it holds strings (as upstream writes it), removed otherwise.
+	ClearOnFalse bool
+	// ClearsToEmpty says a clear writes "" rather than removing the field.
+	ClearsToEmpty bool
 }
 
 // Conversion is the compiled conversion of one CRD.

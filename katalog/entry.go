@@ -566,21 +566,15 @@ func (d *decoder) status(n *yaml.Node, path string) *Status {
 		d.errorf(list, path+".fields", "must be a list of `- path: … / value: …` entries")
 		return s
 	}
-	seen := map[string]Pos{}
 	for i, item := range list.Content {
 		ipath := fmt.Sprintf("%s.fields[%d]", path, i)
-		fo := d.mapping(item, ipath, []string{"path", "value", "type", "when"}, []string{"clearOnFalse"})
+		fo := d.mapping(item, ipath, []string{"path", "value", "type", "when", "clearOnFalse"}, nil)
 		f := &StatusField{Pos: d.pos(resolve(item))}
 		f.Path = strings.TrimPrefix(d.str(fo["path"].value, ipath+".path"), "status.")
 		if f.Path == "" {
 			d.errorf(item, ipath, "a status field needs `path:` (relative to status, e.g. phase)")
 			continue
 		}
-		if p, dup := seen[f.Path]; dup {
-			d.errorf(fo["path"].value, ipath+".path", "status field %q is already set at %s", f.Path, p)
-			continue
-		}
-		seen[f.Path] = f.Pos
 		if !fo.has("value") {
 			d.errorf(item, ipath, "a status field needs `value:`")
 			continue
@@ -593,9 +587,32 @@ func (d *decoder) status(n *yaml.Node, path string) *Status {
 		if fo.has("when") {
 			f.When = d.when(fo["when"].value, ipath+".when")
 		}
+		if c, ok := fo["clearOnFalse"]; ok {
+			f.ClearOnFalse = d.boolean(c.value, ipath+".clearOnFalse")
+			if f.ClearOnFalse && f.When.Empty() {
+				d.errorf(c.key, ipath+".clearOnFalse", "clearOnFalse clears the field while its when: does not hold; add a when:")
+			}
+		}
 		s.Fields = append(s.Fields, f)
 	}
+	d.shadowedStatus(s.Fields, path)
 	return s
+}
+
+// shadowedStatus warns about a status field that never shows: one path may
+// be declared several times (each under its own when:, the last that holds
+// wins, as upstream), but a declaration followed by an unconditional one of
+// the same path is always overwritten.
+func (d *decoder) shadowedStatus(fields []*StatusField, path string) {
+	for i, f := range fields {
+		for _, later := range fields[i+1:] {
+			if later.Path == f.Path && later.When.Empty() {
+				*d.diags = append(*d.diags, Diagnostic{Pos: f.Pos, Severity: Warning, Entry: d.entry, Field: fmt.Sprintf("%s.fields[%d]", path, i),
+					Message: fmt.Sprintf("status.%s is set again unconditionally at %s, so this declaration never shows; remove it, or give the later one a when:", f.Path, later.Pos)})
+				break
+			}
+		}
+	}
 }
 
 func (d *decoder) conversion(n *yaml.Node) *Conversion {

@@ -100,7 +100,6 @@ spec:
 		{"bad rotateAfter", header + entry + "      operatorBox:\n        onCreate:\n          secrets:\n            - once: true\n              rotateAfter: soon\n", `18:28: [site] operatorBox.onCreate.secrets[0].rotateAfter: "soon" is not a duration`},
 		{"zero workers", header + entry + "      workers: 0\n", `14:16: [site] workers: workers must be at least 1, got 0`},
 		{"duplicate key", header + entry + "      workers: 1\n      workers: 2\n", `15:7: [site] workers: duplicate key "workers" (first at line 14)`},
-		{"unreachable status field dup", header + entry + "      operatorBox:\n        status:\n          fields:\n            - path: phase\n              value: a\n            - path: phase\n              value: b\n", `19:21: [site] operatorBox.status.fields[1].path: status field "phase" is already set`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -245,7 +245,17 @@ type Resource struct {
 	RotateAfter time.Duration
 	// RotateAfterPos points at rotateAfter when set.
 	RotateAfterPos Pos
+	// HasStatus is a custom child's hasStatus: whether its status: block is
+	// written (through the status subresource). nil: when status: is given.
+	HasStatus *bool
+	// Namespaced is a custom child's metadata.namespaced: the scope the
+	// katalog declares for its kind (nil: the API server's discovery says).
+	Namespaced    *bool
+	NamespacedPos Pos
 }
+
+// WritesStatus reports whether a custom child's status: block is written.
+func (r *Resource) WritesStatus() bool { return r.HasStatus == nil || *r.HasStatus }
 
 // FieldPath is the resource's path for diagnostics, e.g. onReconcile.deployments[0].
 func (r *Resource) FieldPath() string {
@@ -292,6 +302,9 @@ type StatusField struct {
 	// means "typed by the status schema".
 	Type string
 	When *When
+	// ClearOnFalse clears the field while When does not hold (upstream's
+	// clearOnFalse); otherwise the stored value stays.
+	ClearOnFalse bool
 }
 
 // Conversion declares how objects convert between the CRD's versions.

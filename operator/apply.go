@@ -164,14 +164,14 @@ func (a *applier) apply(c *render.Child) error {
 	case c.Kind == "jobs", !c.Reconciled:
 		return nil
 	}
-	d, err := diffChild(c, live)
+	d, err := render.Diff(c, live)
 	if err != nil {
 		return err
 	}
-	if d.none() {
+	if d.None() {
 		return nil
 	}
-	if d.recreate {
+	if d.Recreate {
 		return a.recreate(c, live, d)
 	}
 	if err := a.e.client.Update(a.ctx, live); err != nil {
@@ -179,9 +179,9 @@ func (a *applier) apply(c *render.Child) error {
 			a.retry = true
 			return nil
 		}
-		return fmt.Errorf("updating %s: %w", strings.Join(d.fields, ", "), err)
+		return fmt.Errorf("updating %s: %w", strings.Join(d.Fields, ", "), err)
 	}
-	a.change("Updated", "updated %s: %s drifted", c, strings.Join(d.fields, ", "))
+	a.change("Updated", "updated %s: %s drifted", c, strings.Join(d.Fields, ", "))
 	return nil
 }
 
@@ -272,14 +272,14 @@ func (a *applier) stillForeign(c *render.Child) bool {
 	return false
 }
 
-func (a *applier) recreate(c *render.Child, live client.Object, d drift) error {
+func (a *applier) recreate(c *render.Child, live client.Object, d render.Drift) error {
 	uid := live.GetUID()
 	if err := a.e.client.Delete(a.ctx, live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 		if apierrors.IsConflict(err) {
 			a.retry = true
 			return nil
 		}
-		return fmt.Errorf("deleting to recreate (%s changed): %w", strings.Join(d.fields, ", "), err)
+		return fmt.Errorf("deleting to recreate (%s changed): %w", strings.Join(d.Fields, ", "), err)
 	}
 	obj := a.desired(c)
 	if err := a.e.client.Create(a.ctx, obj); err != nil {
@@ -288,9 +288,9 @@ func (a *applier) recreate(c *render.Child, live client.Object, d drift) error {
 			a.retry = true
 			return nil
 		}
-		return fmt.Errorf("recreating (%s changed): %w", strings.Join(d.fields, ", "), err)
+		return fmt.Errorf("recreating (%s changed): %w", strings.Join(d.Fields, ", "), err)
 	}
-	a.change("Recreated", "recreated %s: %s changed", c, strings.Join(d.fields, ", "))
+	a.change("Recreated", "recreated %s: %s changed", c, strings.Join(d.Fields, ", "))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
 // Verbs in the order rules list them.
@@ -115,26 +116,32 @@ func ClusterRules(plan *engine.Plan) (rules []rbacv1.PolicyRule, children []Chil
 	return toRules(all), children, warnings
 }
 
-// childVerbs are the verbs the appliers use on one declared child.
+// childVerbs are the verbs the appliers use on one declared child, from its
+// kind's lifecycle (render.Kinds).
 func childVerbs(r *engine.Resource) []string {
 	verbs := []string{"get", "list", "watch", "create"}
+	if r.Hook == katalog.OnDelete {
+		// onDelete children are only created (and read while they run).
+		return verbs
+	}
 	reconciled := r.Hook == katalog.OnReconcile || r.Reconcile
 	conditional := r.When != nil
-	switch r.Kind.Key {
-	case "jobs":
+	k := render.KindOf(r.Kind.Key)
+	switch k.Lifecycle {
+	case render.CreateOnly:
 		// Created once, never updated; deleted when a condition stops holding.
 		if reconciled && conditional {
 			verbs = append(verbs, "delete")
 		}
-	case "pods":
-		// A pod's spec is immutable: drift is corrected by recreating it.
+	case render.Recreate:
+		// Drift is corrected by recreating the object.
 		if reconciled {
 			verbs = append(verbs, "delete")
 		}
 	default:
 		if reconciled {
 			verbs = append(verbs, "update")
-			if conditional || recreates(r) {
+			if conditional || recreates(r, k) {
 				verbs = append(verbs, "delete")
 			}
 		}
@@ -142,21 +149,16 @@ func childVerbs(r *engine.Resource) []string {
 	if r.Once && r.RotateAfter > 0 {
 		verbs = append(verbs, "update")
 	}
-	if r.Hook == katalog.OnDelete {
-		// onDelete children are only created (and read while they run).
-		verbs = []string{"get", "list", "watch", "create"}
-	}
 	return verbs
 }
 
 // recreates reports whether drift in a field the declaration manages is
 // corrected by deleting and recreating the object (immutable fields).
-func recreates(r *engine.Resource) bool {
-	switch r.Kind.Key {
-	case "services":
-		return r.Fields.Get("headless") != nil
-	case "secrets":
-		return r.Fields.Get("type") != nil
+func recreates(r *engine.Resource, k *render.Kind) bool {
+	for _, f := range k.Recreates {
+		if r.Fields.Get(f) != nil {
+			return true
+		}
 	}
 	return false
 }

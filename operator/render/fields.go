@@ -312,3 +312,12 @@ func jsonValue(v any) (any, error) {
 	}
 	return out, nil
 }
+
+// int64 returns an integer field as a pointer, nil when absent.
+func (f *fieldReader) int64(key string) *int64 {
+	i, ok := f.int(key)
+	if !ok {
+		return nil
+	}
+	return &i
+}

@@ -102,6 +102,9 @@ type Child struct {
 	Object *unstructured.Unstructured
 	// Typed is the same object as its k8s.io/api struct (nil for custom).
 	Typed client.Object
+	// Status is a custom child's declared status, written through the
+	// status subresource once the object exists; nil when none.
+	Status map[string]any
 }
 
 // Key identifies the child's object: kind key, namespace and name.
@@ -310,7 +313,10 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 	return c, f.err
 }
 
-// status evaluates the status fields.
+// status evaluates the status fields in order: a path declared several
+// times takes the value of the last declaration whose condition holds (or
+// that clears it: clearOnFalse). A cleared field is "" or, for a field that
+// does not hold strings, nil: the operator removes it.
 func (r *renderer) status() (map[string]any, error) {
 	out := map[string]any{}
 	for _, sf := range r.entry.Status {
@@ -321,6 +327,15 @@ func (r *renderer) status() (map[string]any, error) {
 				return nil, r.errorf(field, fmt.Errorf("evaluating when %s: %w", sf.When.Source(), err))
 			}
 			if !ok {
+				if sf.ClearOnFalse {
+					var cleared any
+					if sf.ClearsToEmpty {
+						cleared = ""
+					}
+					if err := setPath(out, sf.Path, cleared); err != nil {
+						return nil, r.errorf(field, err)
+					}
+				}
 				continue
 			}
 		}
@@ -354,7 +369,7 @@ func setPath(m map[string]any, path []string, v any) error {
 	return nil
 }
 
-// build builds the child's object.
+// build builds the child's object with its kind's builder.
 func (r *renderer) build(c *Child, workloads []*Child) error {
 	b := &builder{
 		r:         r,
@@ -362,23 +377,23 @@ func (r *renderer) build(c *Child, workloads []*Child) error {
 		f:         fieldReader{fields: c.Fields, base: c.Resource.Fields.Field},
 		workloads: workloads,
 	}
-	obj, err := b.build()
+	obj, err := KindOf(c.Kind).Build(b)
 	if err != nil {
 		return err
 	}
 	if b.f.err != nil {
 		return b.f.err
 	}
-	if typed, ok := obj.(client.Object); ok && c.Kind != "custom" {
-		c.Typed = typed
-		u, err := toUnstructured(typed)
-		if err != nil {
-			return err
-		}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
 		c.Object = u
-	} else {
-		c.Object = obj.(*unstructured.Unstructured)
+		return nil
 	}
+	c.Typed = obj
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	c.Object = u
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package operator
+package render
 
 import (
 	"reflect"
@@ -12,20 +12,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
 // Unit tests of the drift comparison on hand-made objects: what the API
 // server defaults is not drift, what the katalog does not manage is never
 // compared, corrections keep everyone else's fields.
 
-func managedChild(kind string, want client.Object, fields ...string) *render.Child {
+func managedChild(kind string, want client.Object, fields ...string) *Child {
 	m := map[string]any{}
 	for _, f := range fields {
 		m[f] = true
 	}
-	return &render.Child{Kind: kind, Fields: m, Typed: want}
+	return &Child{Kind: kind, Fields: m, Typed: want}
 }
 
 func deploymentWith(f func(d *appsv1.Deployment)) *appsv1.Deployment {
@@ -67,12 +65,12 @@ func TestDriftIgnoresServerDefaultsAndUnmanagedFields(t *testing.T) {
 		// Unmanaged by this declaration: replicas.
 		d.Spec.Replicas = ptr.To[int32](9)
 	})
-	d, err := diffChild(managedChild("deployments", want, "image", "readinessProbe", "env"), live)
+	d, err := Diff(managedChild("deployments", want, "image", "readinessProbe", "env"), live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.none() {
-		t.Fatalf("drift %v on server defaults and unmanaged fields", d.fields)
+	if !d.None() {
+		t.Fatalf("drift %v on server defaults and unmanaged fields", d.Fields)
 	}
 }
 
@@ -86,12 +84,12 @@ func TestDriftCorrectsManagedFieldsOnly(t *testing.T) {
 		d.Spec.MinReadySeconds = 5
 		d.Labels = map[string]string{"theirs": "x"}
 	})
-	d, err := diffChild(managedChild("deployments", want, "replicas", "image", "env", "readinessProbe"), live)
+	d, err := Diff(managedChild("deployments", want, "replicas", "image", "env", "readinessProbe"), live)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := live
-	if !reflect.DeepEqual(d.fields, []string{"env", "image", "labels", "readinessProbe", "replicas"}) || d.recreate {
+	if !reflect.DeepEqual(d.Fields, []string{"env", "image", "labels", "readinessProbe", "replicas"}) || d.Recreate {
 		t.Errorf("drift = %+v", d)
 	}
 	c := g.Spec.Template.Spec.Containers[0]
@@ -106,19 +104,19 @@ func TestDriftCorrectsManagedFieldsOnly(t *testing.T) {
 func TestDriftRenamedContainerIsReplaced(t *testing.T) {
 	want := deploymentWith(nil)
 	live := deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "old" })
-	d, _ := diffChild(managedChild("deployments", want, "image"), live)
+	d, _ := Diff(managedChild("deployments", want, "image"), live)
 	g := live
-	if !reflect.DeepEqual(d.fields, []string{"containerName"}) || len(g.Spec.Template.Spec.Containers) != 1 || g.Spec.Template.Spec.Containers[0].Name != "web" {
-		t.Errorf("drift %v containers %v", d.fields, g.Spec.Template.Spec.Containers)
+	if !reflect.DeepEqual(d.Fields, []string{"containerName"}) || len(g.Spec.Template.Spec.Containers) != 1 || g.Spec.Template.Spec.Containers[0].Name != "web" {
+		t.Errorf("drift %v containers %v", d.Fields, g.Spec.Template.Spec.Containers)
 	}
 }
 
 func TestDriftExplicitEmptyList(t *testing.T) {
 	want := deploymentWith(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{} })
 	live := deploymentWith(nil)
-	d, _ := diffChild(managedChild("deployments", want, "env"), live)
-	if !reflect.DeepEqual(d.fields, []string{"env"}) {
-		t.Errorf("an env declared empty does not remove live variables: %v", d.fields)
+	d, _ := Diff(managedChild("deployments", want, "env"), live)
+	if !reflect.DeepEqual(d.Fields, []string{"env"}) {
+		t.Errorf("an env declared empty does not remove live variables: %v", d.Fields)
 	}
 }
 
@@ -136,12 +134,12 @@ func TestDriftPodsCompareByContainmentAndRecreate(t *testing.T) {
 		}
 		return p
 	}
-	d, _ := diffChild(managedChild("pods", pod("a", false), "image", "volumes"), pod("a", true))
-	if !d.none() {
-		t.Errorf("injected volume is drift: %v", d.fields)
+	d, _ := Diff(managedChild("pods", pod("a", false), "image", "volumes"), pod("a", true))
+	if !d.None() {
+		t.Errorf("injected volume is drift: %v", d.Fields)
 	}
-	d, _ = diffChild(managedChild("pods", pod("b", false), "image", "volumes"), pod("a", true))
-	if !d.recreate || !reflect.DeepEqual(d.fields, []string{"image"}) {
+	d, _ = Diff(managedChild("pods", pod("b", false), "image", "volumes"), pod("a", true))
+	if !d.Recreate || !reflect.DeepEqual(d.Fields, []string{"image"}) {
 		t.Errorf("pod drift = %+v, want a recreate for image", d)
 	}
 }
@@ -158,29 +156,29 @@ func TestDriftServicePorts(t *testing.T) {
 		}
 	}
 	// An allocated nodePort the katalog does not set is not drift.
-	d, _ := diffChild(managedChild("services", svc(corev1.ServiceTypeNodePort, 0), "type", "port"), svc(corev1.ServiceTypeNodePort, 30080))
-	if !d.none() {
-		t.Errorf("allocated nodePort is drift: %v", d.fields)
+	d, _ := Diff(managedChild("services", svc(corev1.ServiceTypeNodePort, 0), "type", "port"), svc(corev1.ServiceTypeNodePort, 30080))
+	if !d.None() {
+		t.Errorf("allocated nodePort is drift: %v", d.Fields)
 	}
 	// NodePort → ClusterIP drops the node port.
 	live := svc(corev1.ServiceTypeNodePort, 30080)
-	d, _ = diffChild(managedChild("services", svc(corev1.ServiceTypeClusterIP, 0), "type", "port"), live)
-	if !reflect.DeepEqual(d.fields, []string{"port", "type"}) || live.Spec.Ports[0].NodePort != 0 || live.Spec.Type != corev1.ServiceTypeClusterIP {
-		t.Errorf("drift %v live %+v", d.fields, live.Spec)
+	d, _ = Diff(managedChild("services", svc(corev1.ServiceTypeClusterIP, 0), "type", "port"), live)
+	if !reflect.DeepEqual(d.Fields, []string{"port", "type"}) || live.Spec.Ports[0].NodePort != 0 || live.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Errorf("drift %v live %+v", d.Fields, live.Spec)
 	}
 	// A target port change keeps the allocated node port.
 	live = svc(corev1.ServiceTypeNodePort, 30080)
 	want := svc(corev1.ServiceTypeNodePort, 0)
 	want.Spec.Ports[0].TargetPort = intstr.FromInt32(9090)
-	d, _ = diffChild(managedChild("services", want, "type", "port"), live)
-	if !reflect.DeepEqual(d.fields, []string{"port"}) || live.Spec.Ports[0].NodePort != 30080 || live.Spec.Ports[0].TargetPort.IntValue() != 9090 {
-		t.Errorf("drift %v live ports %+v", d.fields, live.Spec.Ports)
+	d, _ = Diff(managedChild("services", want, "type", "port"), live)
+	if !reflect.DeepEqual(d.Fields, []string{"port"}) || live.Spec.Ports[0].NodePort != 30080 || live.Spec.Ports[0].TargetPort.IntValue() != 9090 {
+		t.Errorf("drift %v live ports %+v", d.Fields, live.Spec.Ports)
 	}
 	// headless is immutable: recreate.
 	headless := svc(corev1.ServiceTypeClusterIP, 0)
 	headless.Spec.ClusterIP = corev1.ClusterIPNone
-	d, _ = diffChild(managedChild("services", headless, "headless"), svc(corev1.ServiceTypeClusterIP, 0))
-	if !d.recreate {
+	d, _ = Diff(managedChild("services", headless, "headless"), svc(corev1.ServiceTypeClusterIP, 0))
+	if !d.Recreate {
 		t.Errorf("headless change = %+v, want a recreate", d)
 	}
 }
@@ -189,34 +187,34 @@ func TestDriftSecretsConfigMapsPVCs(t *testing.T) {
 	secret := func(tp corev1.SecretType, v string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Type: tp, Data: map[string][]byte{"k": []byte(v)}}
 	}
-	d, _ := diffChild(managedChild("secrets", secret(corev1.SecretTypeOpaque, "a"), "data"), secret(corev1.SecretTypeOpaque, "a"))
-	if !d.none() {
-		t.Errorf("equal secrets drift: %v", d.fields)
+	d, _ := Diff(managedChild("secrets", secret(corev1.SecretTypeOpaque, "a"), "data"), secret(corev1.SecretTypeOpaque, "a"))
+	if !d.None() {
+		t.Errorf("equal secrets drift: %v", d.Fields)
 	}
-	d, _ = diffChild(managedChild("secrets", secret("kubernetes.io/tls", "a"), "type", "data"), secret(corev1.SecretTypeOpaque, "b"))
-	if !d.recreate || !reflect.DeepEqual(d.fields, []string{"data", "type"}) {
+	d, _ = Diff(managedChild("secrets", secret("kubernetes.io/tls", "a"), "type", "data"), secret(corev1.SecretTypeOpaque, "b"))
+	if !d.Recreate || !reflect.DeepEqual(d.Fields, []string{"data", "type"}) {
 		t.Errorf("secret type change = %+v", d)
 	}
 	cm := func(data map[string]string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: data}
 	}
 	live := cm(map[string]string{"a": "1", "extra": "x"})
-	d, _ = diffChild(managedChild("configMaps", cm(map[string]string{"a": "1"}), "data"), live)
-	if !reflect.DeepEqual(d.fields, []string{"data"}) || len(live.Data) != 1 {
-		t.Errorf("config map data is the katalog's: %v %v", d.fields, live)
+	d, _ = Diff(managedChild("configMaps", cm(map[string]string{"a": "1"}), "data"), live)
+	if !reflect.DeepEqual(d.Fields, []string{"data"}) || len(live.Data) != 1 {
+		t.Errorf("config map data is the katalog's: %v %v", d.Fields, live)
 	}
 	pvc := func(q string) *corev1.PersistentVolumeClaim {
 		p := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
 		p.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(q)}
 		return p
 	}
-	d, _ = diffChild(managedChild("persistentVolumeClaims", pvc("1Gi"), "storage"), pvc("1024Mi"))
-	if !d.none() {
-		t.Errorf("equal quantities drift: %v", d.fields)
+	d, _ = Diff(managedChild("persistentVolumeClaims", pvc("1Gi"), "storage"), pvc("1024Mi"))
+	if !d.None() {
+		t.Errorf("equal quantities drift: %v", d.Fields)
 	}
-	d, _ = diffChild(managedChild("persistentVolumeClaims", pvc("2Gi"), "storage"), pvc("1Gi"))
-	if !reflect.DeepEqual(d.fields, []string{"storage"}) {
-		t.Errorf("storage growth = %v", d.fields)
+	d, _ = Diff(managedChild("persistentVolumeClaims", pvc("2Gi"), "storage"), pvc("1Gi"))
+	if !reflect.DeepEqual(d.Fields, []string{"storage"}) {
+		t.Errorf("storage growth = %v", d.Fields)
 	}
 }
 
@@ -230,15 +228,15 @@ func TestDriftCustomMergesDeclaredFields(t *testing.T) {
 	_ = unstructured.SetNestedField(live.Object, "red", "spec", "nested", "color")
 	_ = unstructured.SetNestedField(live.Object, "kept", "spec", "nested", "theirs")
 	_ = unstructured.SetNestedField(live.Object, map[string]any{"ready": true}, "status")
-	c := &render.Child{Kind: "custom", Object: want, Fields: map[string]any{"spec": true}}
-	d, _ := diffChild(c, live)
+	c := &Child{Kind: "custom", Object: want, Fields: map[string]any{"spec": true}}
+	d, _ := Diff(c, live)
 	color, _, _ := unstructured.NestedString(live.Object, "spec", "nested", "color")
 	theirs, _, _ := unstructured.NestedString(live.Object, "spec", "nested", "theirs")
-	if !reflect.DeepEqual(d.fields, []string{"spec"}) || color != "blue" || theirs != "kept" {
-		t.Errorf("drift %v spec %v", d.fields, live.Object["spec"])
+	if !reflect.DeepEqual(d.Fields, []string{"spec"}) || color != "blue" || theirs != "kept" {
+		t.Errorf("drift %v spec %v", d.Fields, live.Object["spec"])
 	}
-	d, _ = diffChild(c, live)
-	if !d.none() {
-		t.Errorf("corrected object still drifts: %v", d.fields)
+	d, _ = Diff(c, live)
+	if !d.None() {
+		t.Errorf("corrected object still drifts: %v", d.Fields)
 	}
 }

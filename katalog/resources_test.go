@@ -1,0 +1,80 @@
+package katalog
+
+import (
+	"strings"
+	"testing"
+)
+
+// loadBox loads a one-entry katalog whose operatorBox is box (indented from
+// column 0) and returns the katalog and every diagnostic as text.
+func loadBox(t *testing.T, box string) (*Katalog, string, []string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(header + entry + "      operatorBox:\n")
+	for _, line := range strings.Split(strings.Trim(box, "\n"), "\n") {
+		b.WriteString("        " + line + "\n")
+	}
+	p := writeKatalog(t, b.String())
+	k, diags := Load(p)
+	var out []string
+	for _, d := range diags {
+		out = append(out, strings.TrimPrefix(strings.ReplaceAll(d.Error(), p, "KATALOG"), "KATALOG:"))
+	}
+	return k, p, out
+}
+
+func wantDiags(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// One status path declared several times, each under its own when: the last
+// declaration that holds wins (upstream: pkg/resources/template/
+// resolver_status.go writes the fields in order into one map).
+func TestStatusPathDeclaredUnderSeveralWhens(t *testing.T) {
+	k, _, diags := loadBox(t, `
+status:
+  fields:
+    - path: phase
+      value: Pending
+    - path: phase
+      value: Running
+      when: "self.spec.replicas > 0"
+    - path: phase
+      value: Scaled
+      when: "self.spec.replicas > 3"
+      clearOnFalse: true
+`)
+	wantDiags(t, diags)
+	fields := k.CRDs[0].Box.Status.Fields
+	if len(fields) != 3 || fields[2].Path != "phase" || !fields[2].ClearOnFalse || fields[1].ClearOnFalse {
+		t.Fatalf("fields = %+v", fields)
+	}
+}
+
+func TestStatusDeclarationThatNeverShowsWarns(t *testing.T) {
+	_, _, diags := loadBox(t, `
+status:
+  fields:
+    - path: phase
+      value: a
+      when: "self.spec.replicas > 0"
+    - path: phase
+      value: b
+`)
+	wantDiags(t, diags,
+		"17:15: warning: [site] operatorBox.status.fields[0]: status.phase is set again unconditionally at KATALOG:20:15, so this declaration never shows; remove it, or give the later one a when:")
+}
+
+func TestClearOnFalseNeedsWhen(t *testing.T) {
+	_, _, diags := loadBox(t, `
+status:
+  fields:
+    - path: phase
+      value: a
+      clearOnFalse: true
+`)
+	wantDiags(t, diags, "19:15: [site] operatorBox.status.fields[0].clearOnFalse: clearOnFalse clears the field while its when: does not hold; add a when:")
+}
