@@ -60,6 +60,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 							e.Hooks[h] = append(e.Hooks[h], cr)
 						}
 					}
+					c.checkIdentities(e.Hooks[h])
 				}
 			}
 			if src.Box.Status != nil {

@@ -382,17 +382,24 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			}
 			r.RotateAfter, r.RotateAfterPos = dur, d.pos(v)
 		default:
+			if contains(unimplementedResourceKeys, key) {
+				d.upstream(k, fpath, key)
+				continue
+			}
+			if spec.Open && d.customKey(r, k, v, fpath) {
+				continue
+			}
 			if _, ok := spec.Fields[key]; !ok && !spec.Open {
-				if contains(unimplementedResourceKeys, key) {
-					d.upstream(k, fpath, key)
-					continue
-				}
 				d.errorf(k, fpath, "unknown field %q for %s%s", key, kind, didYouMeanOrList(key, known))
 				continue
 			}
 			val := d.value(v, fpath)
 			if key == "labels" || key == "annotations" || key == "podLabels" || key == "podAnnotations" || key == "nodeSelector" {
 				val = d.keyValueList(val, fpath)
+			}
+			if prev := r.Fields.Entry(key); prev != nil {
+				d.errorf(k, fpath, "the %s is given twice: here and at %s; keep one", key, prev.KeyPos)
+				continue
 			}
 			r.Fields.Map = append(r.Fields.Map, &MapEntry{Key: key, KeyPos: d.pos(k), Value: val})
 		}

@@ -216,7 +216,29 @@ func (a *applier) create(c *render.Child) error {
 	if c.Kind == "jobs" {
 		a.jobsCreated = append(a.jobsCreated, c.Namespace+"/"+c.Name)
 	}
+	if err := a.initialStatus(c, obj); err != nil {
+		return err
+	}
 	a.change("Created", "created %s", c)
+	return nil
+}
+
+// initialStatus writes a custom child's declared status through its status
+// subresource once it was created (the API server ignores status on create);
+// afterwards the child's own controller owns its status.
+func (a *applier) initialStatus(c *render.Child, created client.Object) error {
+	if c.Status == nil {
+		return nil
+	}
+	u, ok := created.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("status: applies to custom children only")
+	}
+	orig := u.DeepCopy()
+	u.Object["status"] = c.Status
+	if err := a.e.client.Status().Patch(a.ctx, u, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("writing its initial status (hasStatus: false skips it): %w", err)
+	}
 	return nil
 }
 

@@ -94,6 +94,10 @@ func ClusterRules(plan *engine.Plan) (rules []rbacv1.PolicyRule, children []Chil
 					guessed[*gr] = true
 				}
 				kids.add(*gr, childVerbs(r)...)
+				if r.Kind.Open && r.Fields.Get("status") != nil && r.Source.WritesStatus() && r.Hook != katalog.OnDelete {
+					// Its initial status goes through the status subresource.
+					kids.add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, "patch")
+				}
 			}
 		}
 	}

@@ -107,9 +107,9 @@ type Child struct {
 	Status map[string]any
 }
 
-// Key identifies the child's object: kind key, namespace and name.
+// Key identifies the child's object: group, kind, namespace and name.
 func (c *Child) Key() string {
-	return c.Kind + "/" + c.Namespace + "/" + c.Name
+	return c.GVK.GroupKind().String() + "/" + c.Namespace + "/" + c.Name
 }
 
 // String names the child for messages: `Deployment default/shop`.
@@ -197,6 +197,9 @@ func (r *renderer) render() (*Result, error) {
 			res.Hooks[h] = append(res.Hooks[h], c)
 		}
 	}
+	if err := r.checkCollisions(res, hooks); err != nil {
+		return nil, err
+	}
 	for _, h := range hooks {
 		group := ApplyHooks
 		if h == katalog.OnDelete {
@@ -227,6 +230,25 @@ func (r *renderer) render() (*Result, error) {
 		res.Status = st
 	}
 	return res, nil
+}
+
+// checkCollisions fails when two passing declarations of one hook name the
+// same object: one would overwrite the other on every reconcile. (The
+// compiler rejects the provable cases at load.)
+func (r *renderer) checkCollisions(res *Result, hooks []string) error {
+	for _, h := range hooks {
+		seen := map[string]*Child{}
+		for _, c := range res.Hooks[h] {
+			if !c.When {
+				continue
+			}
+			if prev, dup := seen[c.Key()]; dup {
+				return r.errorf(c.Resource.Fields.Field, fmt.Errorf("names the same object, %s, as %s, and both conditions hold: one would overwrite the other; give each its own name, or make their conditions exclusive", c, prev.Resource.Fields.Field))
+			}
+			seen[c.Key()] = c
+		}
+	}
+	return nil
 }
 
 // evaluate evaluates the child's condition and fields (only identity fields
@@ -294,12 +316,9 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	namespaced := true
-	if rs.Kind.Open && r.opts.IsNamespaced != nil {
-		var err error
-		if namespaced, err = r.opts.IsNamespaced(c.GVK); err != nil {
-			return nil, r.errorf(field, fmt.Errorf("%s: %w", c.GVK, err))
-		}
+	namespaced, err := r.namespaced(rs, c.GVK)
+	if err != nil {
+		return nil, r.errorf(field, err)
 	}
 	if namespaced {
 		c.Namespace = f.str("namespace")
@@ -311,6 +330,30 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 		}
 	}
 	return c, f.err
+}
+
+// namespaced says whether a child of gvk lives in a namespace: built-in
+// kinds say so in the catalogue; a custom kind's scope comes from the API
+// server (opts.IsNamespaced), else from the declaration's metadata.namespaced,
+// else namespaced. A declared scope the API server contradicts is an error
+// (upstream: pkg/types/custom_resource.go).
+func (r *renderer) namespaced(rs *engine.Resource, gvk schema.GroupVersionKind) (bool, error) {
+	if !rs.Kind.Open {
+		return !KindOf(rs.Kind.Key).ClusterScoped, nil
+	}
+	declared := rs.Source.Namespaced
+	if r.opts.IsNamespaced == nil {
+		return declared == nil || *declared, nil
+	}
+	ns, err := r.opts.IsNamespaced(gvk)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", gvk, err)
+	}
+	if declared != nil && *declared != ns {
+		scope := map[bool]string{true: "namespaced", false: "cluster-scoped"}
+		return false, fmt.Errorf("metadata.namespaced says %s is %s, but the API server serves it %s; correct or remove metadata.namespaced (at %s)", gvk.Kind, scope[*declared], scope[ns], rs.Source.NamespacedPos)
+	}
+	return ns, nil
 }
 
 // status evaluates the status fields in order: a path declared several
