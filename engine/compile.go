@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			Reconciles: reconciler[src.CRD] == src,
 			Schema:     src.Schema(),
 			Hooks:      map[string][]*Resource{},
+			Namespaces: src.Namespaces,
 		}
 		if src.Box != nil {
 			e.HasBox = true
@@ -136,6 +138,11 @@ type target struct {
 	selfVersion string
 	coerce      Coerce
 	allowRandom func(field string) bool
+	// rawRefs: a legacy template that is one plain field reference
+	// ({{ .spec.list }}) yields the field's value, not its printing — as
+	// upstream reads toNamespaces items (pkg/resources/template/helper.go,
+	// resolveRawValue).
+	rawRefs func(field string) bool
 	// checkRequired reports required target fields a map leaves unset
 	// (conversion outputs construct whole objects).
 	checkRequired bool
@@ -150,6 +157,7 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 		selfVersion: e.APITypes.Version,
 		coerce:      CoerceTyped,
 		allowRandom: func(field string) bool { return r.Once && strings.HasPrefix(field, base+".data.") },
+		rawRefs:     func(field string) bool { return strings.HasPrefix(field, base+".toNamespaces[") },
 	}
 	if kind.Open {
 		t.coerce = CoerceGuess
@@ -182,8 +190,34 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 		Once:        r.Once,
 		RotateAfter: r.RotateAfter,
 	}
+	out.GVK = literalGVK(kind, out.Fields)
+	if av := out.Fields.Get("apiVersion"); kind.Open && out.GVK == nil && av != nil && av.IsLiteral() {
+		if _, err := schema.ParseGroupVersion(fmt.Sprint(av.Literal)); err != nil {
+			c.errorf(av.Pos, base+".apiVersion", "apiVersion %v is not group/version (such as example.io/v1): %v", av.Literal, err)
+		}
+	}
 	out.When = c.conditions(e, r.When, r.Or, base)
 	return out
+}
+
+// literalGVK is a child's kind when it is known before evaluation.
+func literalGVK(kind *katalog.KindSpec, fields *Node) *schema.GroupVersionKind {
+	if !kind.Open {
+		gvk := schema.FromAPIVersionAndKind(kind.APIVersion, kind.Kind)
+		return &gvk
+	}
+	av, k := fields.Get("apiVersion"), fields.Get("kind")
+	if av == nil || k == nil || !av.IsLiteral() || !k.IsLiteral() {
+		return nil
+	}
+	avs, _ := av.Literal.(string)
+	ks, _ := k.Literal.(string)
+	gv, err := schema.ParseGroupVersion(avs)
+	if err != nil || ks == "" {
+		return nil
+	}
+	gvk := gv.WithKind(ks)
+	return &gvk
 }
 
 // conditions compiles when (all must hold) and or (any must hold) into one
@@ -410,6 +444,19 @@ func (c *compiler) value(v *katalog.Value, expected *structuralschema.Structural
 	return NewLiteral(t.field, v.Pos, lit)
 }
 
+// plainLegacyRef matches a legacy template that is one field reference.
+var plainLegacyRef = regexp.MustCompile(`^\{\{\s*\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}$`)
+
+// rawRef is a plain legacy field reference read as its value: the CEL
+// reference to the same field, keeping the source as written.
+type rawRef struct {
+	Expr
+	src string
+}
+
+func (r *rawRef) Source() string { return r.src }
+func (r *rawRef) Engine() string { return "legacy" }
+
 func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Structural, t target) *Node {
 	pos := v.ContentPos()
 	lang := Classify(v.Str)
@@ -424,6 +471,18 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 		Entry: c.entry, Field: t.field, Pos: pos, Self: t.self, SelfVersion: t.selfVersion,
 		Expected: expected, Coerce: t.coerce, CostLimit: c.opts.CostLimit,
 		AllowRandom: t.allowRandom != nil && t.allowRandom(t.field),
+	}
+	if lang == Legacy && t.rawRefs != nil && t.rawRefs(t.field) {
+		if m := plainLegacyRef.FindStringSubmatch(v.Str); m != nil {
+			lang, ctx.Coerce = CEL, CoerceTyped
+			expr, diags := c.b.CEL.CompileValue("${self."+m[1]+"}", ctx)
+			c.diags = append(c.diags, diags...)
+			c.exprs++
+			if expr == nil {
+				return NewLiteral(t.field, v.Pos, nil)
+			}
+			return NewExpr(t.field, &rawRef{Expr: expr, src: v.Str})
+		}
 	}
 	var backend Backend
 	switch lang {

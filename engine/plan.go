@@ -59,6 +59,9 @@ type Entry struct {
 	Finalizers []string
 	// HasBox is false when the entry declares no operatorBox.
 	HasBox bool
+	// Namespaces restricts where the entry reconciles and where its children
+	// go; nil: everywhere.
+	Namespaces *katalog.NamespaceRules
 }
 
 // Resource is one compiled child declaration.
@@ -69,6 +72,10 @@ type Resource struct {
 	// Fields is a map node of the simplified fields; name is always present
 	// (defaulted to `<cr>-<suffix>` when the katalog omits it).
 	Fields *Node
+	// GVK is the child's kind when it is known before evaluation (every
+	// built-in kind; a custom child whose apiVersion and kind are literals);
+	// nil otherwise.
+	GVK *schema.GroupVersionKind
 	// When is nil when the resource has no condition.
 	When        Condition
 	Reconcile   bool

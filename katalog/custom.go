@@ -61,3 +61,22 @@ func (d *decoder) customMetadata(r *Resource, k, v *yaml.Node, path string) {
 		r.Fields.Map = append(r.Fields.Map, &MapEntry{Key: "metadata", KeyPos: d.pos(k), Value: md})
 	}
 }
+
+// copySource names, per kind, the field that copies an existing object.
+var copySource = map[string]string{"secrets": "fromSecret", "configMaps": "fromConfigMap"}
+
+// checkCopy reports copy fields that cannot work together: fromNamespace
+// without a source to copy, toNamespaces with namespace (toNamespaces names
+// every namespace the copies go to).
+func (d *decoder) checkCopy(r *Resource, path string) {
+	from := copySource[r.Kind]
+	if from == "" {
+		return
+	}
+	if e := r.Fields.Entry("fromNamespace"); e != nil && r.Fields.Get(from) == nil {
+		d.errorAt(e.KeyPos, path+".fromNamespace", "fromNamespace says where %s lives, but there is no %s; add it or remove fromNamespace", from, from)
+	}
+	if e := r.Fields.Entry("toNamespaces"); e != nil && r.Fields.Get("namespace") != nil {
+		d.errorAt(e.KeyPos, path+".toNamespaces", "toNamespaces writes one copy to each namespace it lists, so namespace has no effect; list that namespace under toNamespaces and remove namespace")
+	}
+}

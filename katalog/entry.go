@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -38,6 +38,7 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	}
 	e.Description = d.str(o["description"].value, "description")
 	d.settings(e, o, "")
+	d.namespaceRules(e, o)
 	d.apiTypes(e, o["apiTypes"])
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
 		p := resolvePath(d.dirOf(resolve(o["crFiles"].value).Content[i], dir), f)
@@ -407,6 +408,7 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 	if r.RotateAfter > 0 && !r.Once {
 		d.errorf(n, path+".rotateAfter", "rotateAfter needs once: true (only generated secrets rotate)")
 	}
+	d.checkCopy(r, path)
 	for _, req := range spec.Required {
 		if r.Fields.Get(req) == nil {
 			d.errorf(n, path, "%s needs %q", kind, req)

@@ -104,6 +104,17 @@ func commonFields() map[string]*structuralschema.Structural {
 	}
 }
 
+// copyFields copy an existing object (from, in fromNamespace) and write the
+// copy to several namespaces at once (toNamespaces: namespaces, or lists of
+// them).
+func copyFields(from string) map[string]*structuralschema.Structural {
+	return map[string]*structuralschema.Structural{
+		from:            sString(),
+		"fromNamespace": sString(),
+		"toNamespaces":  sList(sAny()),
+	}
+}
+
 // podFields are the simplified pod template fields shared by every workload.
 func podFields() map[string]*structuralschema.Structural {
 	return map[string]*structuralschema.Structural{
@@ -182,11 +193,11 @@ func buildKinds() map[string]*KindSpec {
 				"portName":   sString(),
 			})},
 		{Key: "configMaps", APIVersion: "v1", Kind: "ConfigMap", NameSuffix: "config",
-			Fields: fields(commonFields(), map[string]*structuralschema.Structural{
+			Fields: fields(commonFields(), copyFields("fromConfigMap"), map[string]*structuralschema.Structural{
 				"data": sStringMap(),
 			})},
 		{Key: "secrets", APIVersion: "v1", Kind: "Secret", NameSuffix: "secret",
-			Fields: fields(commonFields(), map[string]*structuralschema.Structural{
+			Fields: fields(commonFields(), copyFields("fromSecret"), map[string]*structuralschema.Structural{
 				"type": sString(),
 				"data": sStringMap(),
 			})},

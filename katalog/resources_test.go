@@ -139,3 +139,91 @@ onCreate:
 		`21:17: [site] operatorBox.onCreate.custom[0].metadata.name: the name is given twice: here and at KATALOG:19:15; keep one`,
 		`23:15: [site] operatorBox.onCreate.custom[0].forEach: "forEach" is part of the original katalog format but not supported by this runtime: one child per list item is not implemented; declare the children one by one`)
 }
+
+// loadEntry loads a one-entry katalog with extra entry-level lines.
+func loadEntry(t *testing.T, lines string) (*Katalog, []string) {
+	t.Helper()
+	p := writeKatalog(t, header+entry+strings.TrimLeft(lines, "\n"))
+	k, diags := Load(p)
+	var out []string
+	for _, d := range diags {
+		out = append(out, strings.TrimPrefix(strings.ReplaceAll(d.Error(), p, "KATALOG"), "KATALOG:"))
+	}
+	return k, out
+}
+
+// Upstream: pkg/types/ns_allowed.go, ns_restricted.go,
+// pkg/runtime/reconciler/run_namespace_guard.go.
+func TestNamespaceRules(t *testing.T) {
+	k, diags := loadEntry(t, `
+      allowedNamespaces: [apps, team-*, "*-sandbox"]
+      restrictedNamespaces: [team-secret]
+`)
+	wantDiags(t, diags)
+	r := k.CRDs[0].Namespaces
+	for ns, want := range map[string]bool{
+		"apps": true, "team-a": true, "x-sandbox": true, "": true,
+		"team-secret": false, "default": false, "apps2": false,
+	} {
+		if r.Permits(ns) != want {
+			t.Errorf("Permits(%q) = %v", ns, !want)
+		}
+	}
+	if r.WatchNamespaces() != nil || r.ChildNamespaces() != nil {
+		t.Errorf("patterns cannot be listed: %v %v", r.WatchNamespaces(), r.ChildNamespaces())
+	}
+	k, diags = loadEntry(t, `
+      allowedNamespaces: [apps, web, tmp]
+      restrictedNamespaces: [tmp]
+`)
+	wantDiags(t, diags)
+	if got := k.CRDs[0].Namespaces.WatchNamespaces(); strings.Join(got, ",") != "apps,web" {
+		t.Errorf("WatchNamespaces = %v", got)
+	}
+	k, diags = loadEntry(t, `
+      namespace: shop
+`)
+	wantDiags(t, diags)
+	r = k.CRDs[0].Namespaces
+	if !r.Reconciles("shop") || r.Reconciles("other") || !r.Permits("other") || strings.Join(r.WatchNamespaces(), ",") != "shop" || r.ChildNamespaces() != nil {
+		t.Errorf("namespace: shop → %+v", r)
+	}
+	var none *NamespaceRules
+	if !none.Permits("x") || !none.Reconciles("x") || none.WatchNamespaces() != nil {
+		t.Error("no rules restrict nothing")
+	}
+}
+
+func TestNamespaceRuleErrors(t *testing.T) {
+	_, diags := loadEntry(t, `
+      allowedNamespaces: ["te*am", "*", Apps]
+      namespace: "not a namespace"
+      labels: {team: a}
+      critical: true
+`)
+	wantDiags(t, diags,
+		`14:27: [site] allowedNamespaces[0]: "te*am" is not a namespace pattern: use an exact name, prefix* or *suffix`,
+		`14:36: [site] allowedNamespaces[1]: "*" matches every namespace; remove the list instead`,
+		`14:41: [site] allowedNamespaces[2]: "Apps" is not a namespace name: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+		`15:18: [site] namespace: namespace "not a namespace" is not a namespace name: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+		`16:7: warning: [site] labels: labels: the original runtime reads and ignores this key (labels for the custom resources was removed from it), and so does this runtime; remove it`,
+		`17:7: warning: [site] critical: critical: the original runtime reads and ignores this key (marking the whole controller degraded with this entry was removed from it), and so does this runtime; remove it`)
+}
+
+// Copies: fromNamespace needs a source; toNamespaces replaces namespace.
+// Upstream: documentation/reference/schema/06-resources/secrets.md.
+func TestCopyFieldErrors(t *testing.T) {
+	_, _, diags := loadBox(t, `
+onCreate:
+  secrets:
+    - fromNamespace: platform
+      data: {a: b}
+  configMaps:
+    - fromConfigMap: shared
+      namespace: apps
+      toNamespaces: [a, b]
+`)
+	wantDiags(t, diags,
+		`17:15: [site] operatorBox.onCreate.secrets[0].fromNamespace: fromNamespace says where fromSecret lives, but there is no fromSecret; add it or remove fromNamespace`,
+		`22:15: [site] operatorBox.onCreate.configMaps[0].toNamespaces: toNamespaces writes one copy to each namespace it lists, so namespace has no effect; list that namespace under toNamespaces and remove namespace`)
+}

@@ -87,6 +87,9 @@ type CRDEntry struct {
 	// Namespaced is the entry's `namespaced:` key; nil when absent (the CRD's
 	// scope decides).
 	Namespaced *bool
+	// Namespaces restricts which custom resources the entry reconciles and
+	// where its children may go; nil when the entry does not restrict.
+	Namespaces *NamespaceRules
 	// Box is operatorBox (or the older reconciler:); nil when absent.
 	Box        *OperatorBox
 	Conversion *Conversion

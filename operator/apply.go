@@ -26,6 +26,9 @@ type applier struct {
 
 	// applied counts the children that passed their condition.
 	applied int
+	// skipped names the children not applied because their namespace is
+	// outside the entry's allowedNamespaces or in its restrictedNamespaces.
+	skipped []string
 	// retry asks for a reconcile soon (stale cache, conflict).
 	retry bool
 	// requeueAfter is the time until the next secret rotation (0: none).
@@ -58,6 +61,13 @@ func (a *applier) applyAll(res *render.Result) error {
 	}
 	deleted := map[string]bool{}
 	for _, c := range children {
+		if !a.e.entry.Namespaces.Permits(c.Namespace) {
+			// Upstream's namespace guard: skipped, not an error.
+			if c.When && chosen[c.Key()] == c {
+				a.skipped = append(a.skipped, c.String())
+			}
+			continue
+		}
 		if !c.When {
 			if c.Reconciled && chosen[c.Key()] == nil && !deleted[c.Key()] {
 				deleted[c.Key()] = true
@@ -76,6 +86,16 @@ func (a *applier) applyAll(res *render.Result) error {
 		}
 	}
 	return nil
+}
+
+// summary is the Ready condition's message: how many children were applied,
+// and which were skipped for their namespace.
+func (a *applier) summary() string {
+	msg := fmt.Sprintf("%d children applied", a.applied)
+	if len(a.skipped) > 0 {
+		msg += fmt.Sprintf("; %d skipped, their namespace is not allowed (allowedNamespaces, restrictedNamespaces): %s", len(a.skipped), strings.Join(a.skipped, ", "))
+	}
+	return msg
 }
 
 func (a *applier) key(c *render.Child) types.NamespacedName {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -68,6 +69,11 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if cr.GetDeletionTimestamp() != nil {
 		return e.finalize(ctx, cr)
 	}
+	if !e.entry.Namespaces.Reconciles(cr.GetNamespace()) {
+		// Not this entry's (allowedNamespaces, restrictedNamespaces,
+		// namespace:); the watch filter keeps most of these away.
+		return reconcile.Result{}, false, nil
+	}
 	if fins := e.finalizers(); len(fins) > 0 && !hasAll(cr.GetFinalizers(), fins) {
 		orig := cr.DeepCopy()
 		cr.SetFinalizers(union(cr.GetFinalizers(), fins))
@@ -79,7 +85,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		}
 	}
 	a := &applier{e: e, ctx: ctx, cr: cr, now: e.op.opts.Now()}
-	res, err := render.RenderWith(e.entry, cr, render.Options{Hooks: render.ApplyHooks, IsNamespaced: e.isNamespaced})
+	res, err := render.RenderWith(e.entry, cr, e.renderOptions(ctx, render.ApplyHooks))
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
@@ -92,7 +98,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonApplyFailed, err)
 	}
 	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonSucceeded,
-		Message: fmt.Sprintf("%d children applied", a.applied)}
+		Message: a.summary()}
 	if err := e.writeStatus(ctx, cr, res.Status, ready); err != nil {
 		if apierrors.IsConflict(err) {
 			return reconcile.Result{RequeueAfter: retryAfter}, true, nil
@@ -143,7 +149,7 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	if len(fins) == 0 || !hasAny(cr.GetFinalizers(), fins) {
 		return reconcile.Result{}, false, nil
 	}
-	res, err := render.RenderWith(e.entry, cr, render.Options{Hooks: render.DeleteHooks, SkipStatus: true, IsNamespaced: e.isNamespaced})
+	res, err := render.RenderWith(e.entry, cr, e.renderOptions(ctx, render.DeleteHooks))
 	if err != nil {
 		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonOnDeleteFailed, "Finalize", "%s", truncate(err.Error(), 1024))
 		return reconcile.Result{}, false, err
@@ -152,7 +158,7 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	pending := false
 	seen := map[string]bool{}
 	for _, c := range res.Hooks[katalog.OnDelete] {
-		if !c.When || seen[c.Key()] {
+		if !c.When || seen[c.Key()] || !e.entry.Namespaces.Permits(c.Namespace) {
 			continue
 		}
 		seen[c.Key()] = true
@@ -188,6 +194,27 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	}
 	e.recorder.Eventf(cr, nil, corev1.EventTypeNormal, "Finalized", "Finalize", "onDelete ran (%d children); finalizer removed", len(seen))
 	return reconcile.Result{}, false, nil
+}
+
+// renderOptions are the options the reconciler renders hooks with: scopes
+// from the REST mapper, copy sources read from the API server (a get by name,
+// not a cache: the source is not Orkestra's and need not carry its label).
+func (e *entryController) renderOptions(ctx context.Context, hooks []string) render.Options {
+	return render.Options{
+		Hooks:        hooks,
+		SkipStatus:   hooks[0] == katalog.OnDelete,
+		IsNamespaced: e.isNamespaced,
+		ReadSource: func(gvk schema.GroupVersionKind, key types.NamespacedName) (client.Object, error) {
+			obj, err := newObject(e.scheme, gvk)
+			if err != nil {
+				return nil, err
+			}
+			if err := e.reader.Get(ctx, key, obj); err != nil {
+				return nil, err
+			}
+			return obj, nil
+		},
+	}
 }
 
 func (e *entryController) isNamespaced(gvk schema.GroupVersionKind) (bool, error) {

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
@@ -188,4 +189,133 @@ onReconcile:
 		}
 		return nil
 	})
+}
+
+// allowedNamespaces: custom resources elsewhere are not reconciled (not
+// even enqueued), children bound for a namespace outside the list are
+// skipped and the Ready condition says so; the caches read the allowed
+// namespace only. restrictedNamespaces: the same, as a deny list that wins.
+// Upstream: pkg/runtime/reconciler/run_namespace_guard.go,
+// pkg/runtime/informer/docs/02-namespace-filter.md.
+func TestNamespaceRestrictions(t *testing.T) {
+	apps, other, locked := newNamespace(t), newNamespace(t), newNamespace(t)
+	plan := widgetPlanWith(t, fmt.Sprintf("      allowedNamespaces: [%s, %s]\n      restrictedNamespaces: [%s]\n", apps, locked, locked), `
+onReconcile:
+  configMaps:
+    - name: local
+      data: {a: b}
+    - name: remote
+      namespace: "${self.spec.message}"
+      data: {a: b}
+`)
+	opts := CacheOptions(plan, "")
+	if len(opts.ByObject) != 2 {
+		t.Errorf("caches %v; want the custom resources' and the ConfigMaps'", opts.ByObject)
+	}
+	for obj, by := range opts.ByObject {
+		if _, ok := by.Namespaces[apps]; !ok || len(by.Namespaces) != 1 {
+			t.Errorf("cache of %T reads %v; want only %s", obj, by.Namespaces, apps)
+		}
+	}
+	h := startOperator(t, plan, func(o *harnessOptions) { o.ns, o.clusterWide = apps, true })
+
+	create(t, widget(apps, "shop", map[string]any{"message": locked}))
+	u := converged(t, apps, "shop")
+	cond, _ := readyCondition(u)
+	want := fmt.Sprintf("1 children applied; 1 skipped, their namespace is not allowed (allowedNamespaces, restrictedNamespaces): ConfigMap %s/remote", locked)
+	if cond["message"] != want {
+		t.Errorf("Ready message %q\nwant %q", cond["message"], want)
+	}
+	mustGet(t, apps, "local", &corev1.ConfigMap{})
+	if err := absent(locked, "remote", &corev1.ConfigMap{}); err != nil {
+		t.Error(err)
+	}
+	for _, ns := range []string{other, locked} {
+		create(t, widget(ns, "shop", map[string]any{"message": ns}))
+	}
+	h.idle("widget")
+	for _, ns := range []string{other, locked} {
+		if _, has := getWidget(t, ns, "shop").Object["status"]; has {
+			t.Errorf("the custom resource in %s was reconciled", ns)
+		}
+		if err := absent(ns, "local", &corev1.ConfigMap{}); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// Copies of a Secret and a ConfigMap from another namespace, to every
+// namespace a list field names: the drift-corrected Secret copies follow
+// their source, the ConfigMap copied once keeps what it copied. Upstream:
+// pkg/resources/secrets/secret.go, pkg/runtime/runners/secrets.go,
+// examples/beginner/03-secret-copy.
+func TestCopiesFromAnotherNamespace(t *testing.T) {
+	platform, a, b := newNamespace(t), newNamespace(t), newNamespace(t)
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "registry"}, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"token": []byte("v1")}})
+	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "settings"}, Data: map[string]string{"mode": "v1"}})
+	h := startOperator(t, widgetPlan(t, fmt.Sprintf(`
+onCreate:
+  secrets:
+    - name: registry
+      fromSecret: registry
+      fromNamespace: %[1]s
+      toNamespaces:
+        - "{{ .spec.targets }}"
+        - "{{ .metadata.namespace }}"
+      data:
+        extra: declared
+      reconcile: true
+  configMaps:
+    - name: settings
+      fromConfigMap: settings
+      fromNamespace: %[1]s
+`, platform)), func(o *harnessOptions) { o.clusterWide = true })
+	create(t, widget(h.ns, "shop", map[string]any{"targets": []any{a, b}}))
+	converged(t, h.ns, "shop")
+	for _, ns := range []string{a, b, h.ns} {
+		var s corev1.Secret
+		mustGet(t, ns, "registry", &s)
+		if string(s.Data["token"]) != "v1" || string(s.Data["extra"]) != "declared" || s.Type != corev1.SecretTypeOpaque {
+			t.Errorf("copy in %s: %v %s", ns, s.Data, s.Type)
+		}
+	}
+	var cm corev1.ConfigMap
+	mustGet(t, h.ns, "settings", &cm)
+	if cm.Data["mode"] != "v1" {
+		t.Errorf("configmap copy %v", cm.Data)
+	}
+
+	// The sources change; the next reconcile (here: a spec change) syncs
+	// the drift-corrected copies only.
+	var src corev1.Secret
+	mustGet(t, platform, "registry", &src)
+	src.Data["token"] = []byte("v2")
+	if err := k8s.Update(t.Context(), &src); err != nil {
+		t.Fatal(err)
+	}
+	mustGet(t, platform, "settings", &cm)
+	cm.Data["mode"] = "v2"
+	if err := k8s.Update(t.Context(), &cm); err != nil {
+		t.Fatal(err)
+	}
+	updateWidget(t, h.ns, "shop", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "touched", "spec", "message")
+	})
+	converged(t, h.ns, "shop")
+	eventually(t, "the secret copies to follow their source", func() error {
+		for _, ns := range []string{a, b, h.ns} {
+			var s corev1.Secret
+			if err := get(ns, "registry", &s); err != nil {
+				return err
+			}
+			if string(s.Data["token"]) != "v2" {
+				return fmt.Errorf("copy in %s has token %q", ns, s.Data["token"])
+			}
+		}
+		return nil
+	})
+	mustGet(t, h.ns, "settings", &cm)
+	if cm.Data["mode"] != "v1" {
+		t.Errorf("the ConfigMap copied once changed: %v", cm.Data)
+	}
 }

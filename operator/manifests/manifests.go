@@ -199,8 +199,9 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 	}
 
 	// RBAC.
-	rules, children, warnings := ClusterRules(plan)
-	in.Children, in.Warnings = children, warnings
+	access := Rules(plan)
+	rules := access.Cluster
+	in.Children, in.Warnings = access.Children, access.Warnings
 	if converted := certs.CRDNames(plan); !opts.CertManager && len(converted) > 0 {
 		// The built-in mode writes the CA bundle into the CRDs converting
 		// through the webhook, and only those (list and watch name them
@@ -242,17 +243,23 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{in.SecretName}, Verbs: []string{"get", "list", "watch", "update"}},
 		)
 	}
-	in.add(FileRBAC, &rbacv1.Role{
-		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "Role"),
-		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: ns, Labels: labels},
-		Rules:      roleRules,
-	})
-	in.add(FileRBAC, &rbacv1.RoleBinding{
-		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: ns, Labels: labels},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: opts.Name},
-		Subjects:   subjects,
-	})
+	// The katalog's namespaced grants (entries limited to namespaces, copy
+	// sources): a Role and RoleBinding in each namespace, the operator's own
+	// namespace included.
+	access.Namespaced[ns] = append(roleRules, access.Namespaced[ns]...)
+	for _, rns := range sortedKeys(access.Namespaced) {
+		in.add(FileRBAC, &rbacv1.Role{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "Role"),
+			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: rns, Labels: labels},
+			Rules:      access.Namespaced[rns],
+		})
+		in.add(FileRBAC, &rbacv1.RoleBinding{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: rns, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: opts.Name},
+			Subjects:   subjects,
+		})
+	}
 
 	// The katalog's files.
 	data := map[string]string{}

@@ -11,18 +11,20 @@ import (
 
 func init() {
 	register("configMaps", &Kind{Build: buildConfigMap, Drift: driftConfigMap})
-	// A Secret's type is immutable: changing it recreates the Secret.
-	register("secrets", &Kind{Build: buildSecret, Drift: driftSecret, Recreates: []string{"type"}})
+	// A Secret's type is immutable: changing it (declared, or the copied
+	// source's) recreates the Secret.
+	register("secrets", &Kind{Build: buildSecret, Drift: driftSecret, Recreates: []string{"type", "fromSecret"}})
 	register("serviceAccounts", &Kind{Build: buildServiceAccount, Drift: driftServiceAccount})
 	register("persistentVolumeClaims", &Kind{Build: buildPVC, Drift: driftPVC})
 }
 
 func buildConfigMap(b *builder) (client.Object, error) {
-	return &corev1.ConfigMap{
+	cm := &corev1.ConfigMap{
 		TypeMeta:   typeMeta("v1", "ConfigMap"),
 		ObjectMeta: b.meta(),
 		Data:       b.f.strMap("data"),
-	}, nil
+	}
+	return cm, b.copyConfigMap(cm)
 }
 
 // buildSecret writes data's plain strings as the secret's bytes (the API's
@@ -49,7 +51,7 @@ func buildSecret(b *builder) (client.Object, error) {
 			s.Data[k] = []byte(v)
 		}
 	}
-	return s, nil
+	return s, b.copySecret(s)
 }
 
 func buildServiceAccount(b *builder) (client.Object, error) {
@@ -113,19 +115,23 @@ func (b *builder) quantity(key string) (resource.Quantity, bool) {
 
 func driftConfigMap(d *Drift, m Managed, want, live client.Object) {
 	w, g := want.(*corev1.ConfigMap), live.(*corev1.ConfigMap)
-	if m.has("data") && !eqStringMap(w.Data, g.Data) {
+	if (m.has("data") || m.has("fromConfigMap")) && !eqStringMap(w.Data, g.Data) {
 		g.Data = w.Data
 		d.add("data")
+	}
+	if m.has("fromConfigMap") && !eqBytesMap(w.BinaryData, g.BinaryData) {
+		g.BinaryData = w.BinaryData
+		d.add("binaryData")
 	}
 }
 
 func driftSecret(d *Drift, m Managed, want, live client.Object) {
 	w, g := want.(*corev1.Secret), live.(*corev1.Secret)
-	if m.has("type") && w.Type != g.Type {
+	if (m.has("type") || m.has("fromSecret")) && w.Type != g.Type {
 		d.add("type")
 		d.Recreate = true
 	}
-	if m.has("data") && !eqBytesMap(w.Data, g.Data) {
+	if (m.has("data") || m.has("fromSecret")) && !eqBytesMap(w.Data, g.Data) {
 		g.Data = w.Data
 		d.add("data")
 	}

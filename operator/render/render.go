@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -64,6 +65,10 @@ type Options struct {
 	// mapping: cluster-scoped children get no namespace and no owner
 	// reference (Kubernetes forbids a namespaced owner on them).
 	IsNamespaced func(schema.GroupVersionKind) (bool, error)
+	// ReadSource reads the object a Secret or ConfigMap copies (fromSecret,
+	// fromConfigMap); nil renders copies with their declared data only
+	// (offline). Each source is read once per render.
+	ReadSource func(gvk schema.GroupVersionKind, key types.NamespacedName) (client.Object, error)
 }
 
 // Result is what one custom resource renders into.
@@ -102,14 +107,21 @@ type Child struct {
 	Object *unstructured.Unstructured
 	// Typed is the same object as its k8s.io/api struct (nil for custom).
 	Typed client.Object
+	// CopyOf is the object a Secret or ConfigMap copies; nil when none.
+	CopyOf *types.NamespacedName
 	// Status is a custom child's declared status, written through the
 	// status subresource once the object exists; nil when none.
 	Status map[string]any
 }
 
-// Key identifies the child's object: group, kind, namespace and name.
+// Key identifies the child's object: kind key (for custom children with
+// their group and kind), namespace and name.
 func (c *Child) Key() string {
-	return c.GVK.GroupKind().String() + "/" + c.Namespace + "/" + c.Name
+	kind := c.Kind
+	if c.Kind == "custom" {
+		kind += "(" + c.GVK.GroupKind().String() + ")"
+	}
+	return kind + "/" + c.Namespace + "/" + c.Name
 }
 
 // String names the child for messages: `Deployment default/shop`.
@@ -158,6 +170,8 @@ type renderer struct {
 	cr    *unstructured.Unstructured
 	scope *engine.Scope
 	opts  Options
+	// sources are the objects copies read, by kind and key.
+	sources map[string]client.Object
 }
 
 func (r *renderer) crName() string {
@@ -194,7 +208,11 @@ func (r *renderer) render() (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			res.Hooks[h] = append(res.Hooks[h], c)
+			cs, err := r.toNamespaces(c)
+			if err != nil {
+				return nil, err
+			}
+			res.Hooks[h] = append(res.Hooks[h], cs...)
 		}
 	}
 	if err := r.checkCollisions(res, hooks); err != nil {
@@ -251,6 +269,10 @@ func (r *renderer) checkCollisions(res *Result, hooks []string) error {
 	return nil
 }
 
+// identityFields are the fields that say which object(s) a declaration
+// names: all that is evaluated when its condition fails.
+var identityFields = []string{"name", "namespace", "apiVersion", "kind", "toNamespaces"}
+
 // evaluate evaluates the child's condition and fields (only identity fields
 // when the condition fails).
 func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
@@ -281,7 +303,7 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 		// Only what identifies the object: the reconciler may have to
 		// delete it.
 		fields = map[string]any{}
-		for _, key := range []string{"name", "namespace", "apiVersion", "kind"} {
+		for _, key := range identityFields {
 			n := rs.Fields.Get(key)
 			if n == nil {
 				continue
