@@ -384,7 +384,11 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			r.RotateAfter, r.RotateAfterPos = dur, d.pos(v)
 		default:
 			if contains(unimplementedResourceKeys, key) {
-				d.upstream(k, fpath, key)
+				if msg, ok := resourceKeyErrors[key]; ok {
+					d.errorf(k, fpath, "%q is part of the original katalog format but not supported by this runtime: %s", key, msg)
+				} else {
+					d.upstream(k, fpath, key)
+				}
 				continue
 			}
 			if spec.Open && d.customKey(r, k, v, fpath) {

@@ -227,3 +227,16 @@ onCreate:
 		`17:15: [site] operatorBox.onCreate.secrets[0].fromNamespace: fromNamespace says where fromSecret lives, but there is no fromSecret; add it or remove fromNamespace`,
 		`22:15: [site] operatorBox.onCreate.configMaps[0].toNamespaces: toNamespaces writes one copy to each namespace it lists, so namespace has no effect; list that namespace under toNamespaces and remove namespace`)
 }
+
+// autoscale on a workload means something else than operatorBox.autoscale
+// upstream (documentation/reference/schema/06-resources/deployments.md): the
+// error says what, and the alternative.
+func TestWorkloadAutoscaleIsAnError(t *testing.T) {
+	_, _, diags := loadBox(t, `
+onCreate:
+  deployments:
+    - image: nginx
+      autoscale: {min: 1, max: 3}
+`)
+	wantDiags(t, diags, `18:15: [site] operatorBox.onCreate.deployments[0].autoscale: "autoscale" is part of the original katalog format but not supported by this runtime: workload autoscaling (replicas patched from when: conditions on every reconcile) is not supported by this runtime; declare a HorizontalPodAutoscaler for the workload under custom: (apiVersion autoscaling/v2, kind HorizontalPodAutoscaler)`)
+}
