@@ -48,6 +48,8 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			Hooks:      map[string][]*Resource{},
 			Namespaces: src.Namespaces,
 		}
+		c.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
+		c.readsChildren = false
 		if src.Box != nil {
 			e.HasBox = true
 			e.Finalizers = src.Box.Finalizers
@@ -73,6 +75,8 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 				}
 			}
 		}
+		e.ReadsChildren = c.readsChildren
+		c.vars = nil // a conversion sees only the object converted
 		if src.Conversion != nil {
 			if conv := c.conversion(src); conv != nil {
 				p.Conversions[conv.GroupKind] = conv
@@ -121,6 +125,30 @@ type compiler struct {
 	entry string
 	diags katalog.Diagnostics
 	exprs int
+	// vars are the variables CEL expressions of the current entry (and
+	// forEach declaration) may read besides self; legacySelf, when set, is
+	// the schema legacy templates see as their root instead of self (a
+	// forEach declaration adds .item and friends to it).
+	vars       []Var
+	legacySelf *structuralschema.Structural
+	// readsChildren: an expression of the current entry mentions children
+	// (the operator then reads them back; a false positive costs a lookup).
+	readsChildren bool
+}
+
+// noteSource records what a compiled source reads.
+func (c *compiler) noteSource(src string) {
+	if strings.Contains(src, ChildrenVar) {
+		c.readsChildren = true
+	}
+}
+
+// selfFor is the root schema an expression of language lang sees.
+func (c *compiler) selfFor(lang Language, self *structuralschema.Structural) *structuralschema.Structural {
+	if lang == Legacy && c.legacySelf != nil {
+		return c.legacySelf
+	}
+	return self
 }
 
 func (c *compiler) errorf(pos katalog.Pos, field, format string, args ...any) {
@@ -175,7 +203,7 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 	}
 	if !hasName {
 		name := "${self.metadata.name}-" + kind.NameSuffix
-		expr, diags := c.b.CEL.CompileValue(name, &Context{Entry: c.entry, Field: base + ".name", Pos: r.Pos, Self: e.Schema(), SelfVersion: e.APITypes.Version, Expected: kind.Fields["name"], CostLimit: c.opts.CostLimit})
+		expr, diags := c.b.CEL.CompileValue(name, &Context{Entry: c.entry, Field: base + ".name", Pos: r.Pos, Self: e.Schema(), SelfVersion: e.APITypes.Version, Expected: kind.Fields["name"], CostLimit: c.opts.CostLimit, Vars: c.vars})
 		c.diags = append(c.diags, diags...)
 		if expr != nil {
 			fields = append([]NodeField{{Key: "name", Value: NewExpr(base+".name", expr)}}, fields...)
@@ -254,7 +282,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 			c.errorf(x.Pos, f, "a condition must be a CEL string such as \"self.spec.enabled\", got %s %s", x.Kind, x.Str)
 			continue
 		}
-		ctx := &Context{Entry: c.entry, Field: f, Pos: x.ContentPos(), Self: e.Schema(), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
+		ctx := &Context{Entry: c.entry, Field: f, Pos: x.ContentPos(), Self: c.selfFor(Classify(x.Str), e.Schema()), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit, Vars: c.vars}
 		backend := c.b.CEL
 		switch Classify(x.Str) {
 		case Legacy:
@@ -268,6 +296,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 			continue
 		}
 		cond, diags := backend.CompileCondition(x.Str, ctx)
+		c.noteSource(x.Str)
 		c.diags = append(c.diags, diags...)
 		c.exprs++
 		if cond != nil {
@@ -278,8 +307,11 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 		if c.b.Legacy == nil {
 			c.errorf(w.Pos, field, "structured conditions need the legacy adapter, which is not enabled in this build")
 		} else {
-			ctx := &Context{Entry: c.entry, Field: field, Pos: w.Pos, Self: e.Schema(), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
+			ctx := &Context{Entry: c.entry, Field: field, Pos: w.Pos, Self: c.selfFor(Legacy, e.Schema()), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
 			cond, diags := c.b.Legacy.CompileStructured(w.Conditions, all, ctx)
+			for _, cd := range w.Conditions {
+				c.noteSource(cd.Field)
+			}
 			c.diags = append(c.diags, diags...)
 			c.exprs += len(w.Conditions)
 			if cond != nil {
@@ -468,9 +500,10 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 		return NewLiteral(t.field, v.Pos, lit)
 	}
 	ctx := &Context{
-		Entry: c.entry, Field: t.field, Pos: pos, Self: t.self, SelfVersion: t.selfVersion,
+		Entry: c.entry, Field: t.field, Pos: pos, Self: c.selfFor(lang, t.self), SelfVersion: t.selfVersion,
 		Expected: expected, Coerce: t.coerce, CostLimit: c.opts.CostLimit,
 		AllowRandom: t.allowRandom != nil && t.allowRandom(t.field),
+		Vars:        c.vars,
 	}
 	if lang == Legacy && t.rawRefs != nil && t.rawRefs(t.field) {
 		if m := plainLegacyRef.FindStringSubmatch(v.Str); m != nil {
@@ -499,6 +532,7 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 		backend = c.b.Legacy
 	}
 	expr, diags := backend.CompileValue(v.Str, ctx)
+	c.noteSource(v.Str)
 	c.diags = append(c.diags, diags...)
 	c.exprs++
 	if expr == nil {

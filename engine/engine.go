@@ -52,6 +52,18 @@ type Context struct {
 	AllowRandom bool
 	// CostLimit is the static per-expression cost limit (0: backend default).
 	CostLimit uint64
+	// Vars are the variables a CEL expression may read besides self
+	// (`children`; in a forEach declaration `each` or its alias, `index`,
+	// `value`), typed by their schemas. The legacy adapter reads the same
+	// values under the object's root instead (see Scope).
+	Vars []Var
+}
+
+// Var is a variable an expression may read besides self.
+type Var struct {
+	Name string
+	// Schema types it; nil: any value (dyn).
+	Schema *structuralschema.Structural
 }
 
 // Scope is the input of one evaluation: the object `self` stands for. A
@@ -59,6 +71,17 @@ type Context struct {
 // object to a CEL value once per scope, not once per expression).
 type Scope struct {
 	Self map[string]any
+	// Children are the custom resource's children as the operator last
+	// observed them, in the original engine's shape (the legacy `.children`
+	// root; build it with ChildrenView): per declared child kind a plural
+	// key ("deployments", "services", "customs", …) mapping child name →
+	// object, and a singular key ("deployment", "service", "custom", …)
+	// holding the first child by name, or a placeholder when there is none.
+	// Nil where an evaluation has no children (conversion paths).
+	Children map[string]any
+	// Vars are the values of Context.Vars (CEL); a legacy template reads a
+	// forEach item from Self, which then holds the item's keys too.
+	Vars map[string]any
 	memo map[any]any
 }
 

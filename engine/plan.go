@@ -59,6 +59,10 @@ type Entry struct {
 	Finalizers []string
 	// HasBox is false when the entry declares no operatorBox.
 	HasBox bool
+	// ReadsChildren is true when an expression of the entry reads the
+	// custom resource's children back (children, .children): the operator
+	// then gives them to every evaluation.
+	ReadsChildren bool
 	// Namespaces restricts where the entry reconciles and where its children
 	// go; nil: everywhere.
 	Namespaces *katalog.NamespaceRules

@@ -330,6 +330,9 @@ func (o *Operator) SetupWithManager(mgr manager.Manager) error {
 		c = o.opts.WrapClient(c)
 	}
 	recorder := mgr.GetEventRecorder(EventReporter)
+	if err := indexChildren(context.Background(), mgr, o.plan); err != nil {
+		return err
+	}
 	for _, e := range o.plan.Entries {
 		if !e.Enabled {
 			continue

@@ -85,7 +85,13 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		}
 	}
 	a := &applier{e: e, ctx: ctx, cr: cr, now: e.op.opts.Now()}
-	res, err := render.RenderWith(e.entry, cr, e.renderOptions(ctx, render.ApplyHooks))
+	opts := e.renderOptions(ctx, render.ApplyHooks)
+	kids, err := e.observedChildren(ctx, cr)
+	if err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
+	}
+	opts.Children = kids
+	res, err := render.RenderWith(e.entry, cr, opts)
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
@@ -149,7 +155,13 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	if len(fins) == 0 || !hasAny(cr.GetFinalizers(), fins) {
 		return reconcile.Result{}, false, nil
 	}
-	res, err := render.RenderWith(e.entry, cr, e.renderOptions(ctx, render.DeleteHooks))
+	opts := e.renderOptions(ctx, render.DeleteHooks)
+	kids, err := e.observedChildren(ctx, cr)
+	if err != nil {
+		return reconcile.Result{}, false, err
+	}
+	opts.Children = kids
+	res, err := render.RenderWith(e.entry, cr, opts)
 	if err != nil {
 		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonOnDeleteFailed, "Finalize", "%s", truncate(err.Error(), 1024))
 		return reconcile.Result{}, false, err

@@ -61,12 +61,17 @@ type program struct {
 	// directly instead of running the program.
 	plain   []step
 	isPlain bool
+	// plainRoot is the variable a plain reference starts from: self, or a
+	// variable besides it (children, each, …).
+	plainRoot string
 	// walkSteps is plain resolved against the schema; nil when some step
 	// cannot be resolved statically (the program runs instead).
 	walkSteps []fastStep
 	fast      bool
 	out       *types.Type
 	limit     uint64
+	// vars are the variables besides self the expression may read.
+	vars map[string]*node
 }
 
 type step struct {
@@ -154,9 +159,23 @@ func (b *Backend) compileExpr(se *schemaEnv, src string, exprOff, segOff int, di
 		limit:   b.runtimeLimit,
 		fast:    !b.noFastPath,
 	}
-	p.plain, p.isPlain = plainSteps(native.Expr())
+	if len(se.vars) > 0 {
+		p.vars = make(map[string]*node, len(se.vars))
+		for name, t := range se.vars {
+			p.vars[name] = t.root
+		}
+	}
+	p.plainRoot, p.plain, p.isPlain = plainSteps(native.Expr())
 	if p.isPlain {
-		p.walkSteps = resolveSteps(p.root, p.plain)
+		root := p.root
+		if p.plainRoot != "self" {
+			root = p.vars[p.plainRoot]
+		}
+		if root == nil {
+			p.isPlain = false
+		} else {
+			p.walkSteps = resolveSteps(root, p.plain)
+		}
 	}
 	return p, checked
 }
@@ -177,41 +196,42 @@ func isRandomFunction(name string) bool {
 }
 
 // plainSteps recognises a plain field reference: selections, optional
-// selections and constant string indexes from self.
-func plainSteps(e ast.Expr) ([]step, bool) {
+// selections and constant string indexes from self or another variable
+// (root is its name).
+func plainSteps(e ast.Expr) (root string, steps []step, ok bool) {
 	switch e.Kind() {
 	case ast.IdentKind:
-		return nil, e.AsIdent() == "self"
+		return e.AsIdent(), nil, true
 	case ast.SelectKind:
 		sel := e.AsSelect()
 		if sel.IsTestOnly() {
-			return nil, false
+			return "", nil, false
 		}
-		steps, ok := plainSteps(sel.Operand())
+		root, steps, ok := plainSteps(sel.Operand())
 		if !ok {
-			return nil, false
+			return "", nil, false
 		}
-		return append(steps, step{name: sel.FieldName()}), true
+		return root, append(steps, step{name: sel.FieldName()}), true
 	case ast.CallKind:
 		call := e.AsCall()
 		switch call.FunctionName() {
 		case "_?._", "_[_]", "_[?_]":
 			args := call.Args()
 			if len(args) != 2 {
-				return nil, false
+				return "", nil, false
 			}
 			name, ok := literalString(args[1])
 			if !ok {
-				return nil, false
+				return "", nil, false
 			}
-			steps, ok := plainSteps(args[0])
+			root, steps, ok := plainSteps(args[0])
 			if !ok {
-				return nil, false
+				return "", nil, false
 			}
-			return append(steps, step{name: name}), true
+			return root, append(steps, step{name: name}), true
 		}
 	}
-	return nil, false
+	return "", nil, false
 }
 
 type walkStatus int
@@ -253,15 +273,18 @@ func resolveSteps(root *node, steps []step) []fastStep {
 
 // walk follows a plain reference through the data, the way field selection
 // on the lazy values does.
-func (p *program) walk(obj map[string]any) (any, *node, walkStatus) {
+func (p *program) walk(s *engine.Scope) (any, *node, walkStatus) {
 	if p.walkSteps == nil && len(p.plain) > 0 {
 		return nil, nil, walkUnusual
 	}
-	if obj == nil {
-		obj = map[string]any{}
-	}
-	var cur any = obj
+	var cur any = s.Self
 	n := p.root
+	if p.plainRoot != "self" {
+		cur, n = s.Vars[p.plainRoot], p.vars[p.plainRoot]
+	}
+	if cur == nil {
+		cur = map[string]any{}
+	}
 	for i := range p.walkSteps {
 		s := &p.walkSteps[i]
 		m, ok := cur.(map[string]any)
@@ -278,7 +301,16 @@ func (p *program) walk(obj map[string]any) (any, *node, walkStatus) {
 }
 
 func (p *program) activation(s *engine.Scope) *activation {
-	return s.Memo(p.root, func() any { return &activation{self: p.root.rootVal(s.Self)} }).(*activation)
+	return s.Memo(p.root, func() any {
+		a := &activation{self: p.root.rootVal(s.Self)}
+		if len(p.vars) > 0 {
+			a.vars = make(map[string]ref.Val, len(p.vars))
+			for name, n := range p.vars {
+				a.vars[name] = n.toVal(s.Vars[name])
+			}
+		}
+		return a
+	}).(*activation)
 }
 
 // evalVal runs the program.
@@ -303,7 +335,7 @@ func (p *program) evalError(err error) error {
 // field is engine.ErrAbsent.
 func (p *program) evalNative(s *engine.Scope) (any, error) {
 	if p.isPlain && p.fast {
-		raw, n, st := p.walk(s.Self)
+		raw, n, st := p.walk(s)
 		switch st {
 		case walkFound:
 			v, err := n.native(raw)
@@ -318,7 +350,7 @@ func (p *program) evalNative(s *engine.Scope) (any, error) {
 	out, err := p.evalVal(s)
 	if err != nil {
 		if p.isPlain {
-			if _, _, st := p.walk(s.Self); st == walkAbsent {
+			if _, _, st := p.walk(s); st == walkAbsent {
 				return nil, engine.ErrAbsent
 			}
 		}
@@ -337,7 +369,7 @@ func (p *program) evalNative(s *engine.Scope) (any, error) {
 // optionalForm rewrites a plain reference with optional steps, for hints.
 func (p *program) optionalForm() string {
 	var b strings.Builder
-	b.WriteString("self")
+	b.WriteString(p.plainRoot)
 	for _, s := range p.plain {
 		if isIdent(s.name) {
 			b.WriteString(".?")
@@ -457,7 +489,7 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 			d.add(0, "%v", perr)
 		}
 	}
-	se, err := b.schemaEnv(ctx.Self)
+	se, err := b.schemaEnv(ctx.Self, ctx.Vars)
 	if err != nil {
 		d.add(0, "cannot build the CEL environment of %s: %v", selfName(ctx), err)
 		return nil, d.diags
@@ -624,7 +656,7 @@ func (e *valueExpr) OutputType() string { return e.outputType() }
 // known at compile time (engine.FieldRef), else nil.
 func (e *valueExpr) FieldPath() []string {
 	p := e.single
-	if p == nil || !p.isPlain || !p.fast || len(p.walkSteps) == 0 {
+	if p == nil || !p.isPlain || !p.fast || len(p.walkSteps) == 0 || p.plainRoot != "self" {
 		return nil
 	}
 	path := make([]string, len(p.walkSteps))
@@ -774,7 +806,7 @@ func (b *Backend) CompileCondition(src string, ctx *engine.Context) (engine.Cond
 		d.add(0, "%s is empty; write a CEL expression that yields a bool, e.g. `self.spec.replicas > 0`", name)
 		return nil, d.diags
 	}
-	se, err := b.schemaEnv(ctx.Self)
+	se, err := b.schemaEnv(ctx.Self, ctx.Vars)
 	if err != nil {
 		d.add(0, "cannot build the CEL environment of %s: %v", selfName(ctx), err)
 		return nil, d.diags

@@ -11,6 +11,7 @@
 package cel
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -67,7 +68,22 @@ type Backend struct {
 	noFastPath bool
 
 	mu      sync.Mutex
-	schemas map[*structuralschema.Structural]*schemaEnvEntry
+	schemas map[envKey]*schemaEnvEntry
+}
+
+// envKey identifies an environment: the schema of self and the variables
+// besides it (names and schema pointers).
+type envKey struct {
+	self *structuralschema.Structural
+	vars string
+}
+
+func keyOf(self *structuralschema.Structural, vars []engine.Var) envKey {
+	k := envKey{self: self}
+	for _, v := range vars {
+		k.vars += fmt.Sprintf("%s=%p;", v.Name, v.Schema)
+	}
+	return k
 }
 
 var _ engine.Backend = (*Backend)(nil)
@@ -83,6 +99,8 @@ type schemaEnv struct {
 	env  *cel.Env
 	tree *schemaTree
 	est  *sizeEstimator
+	// vars are the variables besides self, by name.
+	vars map[string]*schemaTree
 }
 
 // baseEnvSet is Kubernetes' base environment at CompatibilityVersion with the
@@ -117,7 +135,7 @@ func New(opts Options) (*Backend, error) {
 		envSet:       set,
 		costLimit:    opts.CostLimit,
 		runtimeLimit: opts.RuntimeCostLimit,
-		schemas:      map[*structuralschema.Structural]*schemaEnvEntry{},
+		schemas:      map[envKey]*schemaEnvEntry{},
 	}
 	if b.costLimit == 0 {
 		b.costLimit = DefaultCostLimit
@@ -128,28 +146,41 @@ func New(opts Options) (*Backend, error) {
 	return b, nil
 }
 
-// schemaEnv returns the environment of schema s, building it on first use
-// (one per schema pointer, however many expressions compile against it).
-func (b *Backend) schemaEnv(s *structuralschema.Structural) (*schemaEnv, error) {
+// schemaEnv returns the environment of schema s and variables vars,
+// building it on first use (one per schema pointer and variables, however
+// many expressions compile against it).
+func (b *Backend) schemaEnv(s *structuralschema.Structural, vars []engine.Var) (*schemaEnv, error) {
+	key := keyOf(s, vars)
 	b.mu.Lock()
-	e, ok := b.schemas[s]
+	e, ok := b.schemas[key]
 	if !ok {
 		e = &schemaEnvEntry{}
-		b.schemas[s] = e
+		b.schemas[key] = e
 	}
 	b.mu.Unlock()
 	e.once.Do(func() {
 		tree := buildSchemaTree(s)
+		opts := []cel.EnvOption{cel.Variable("self", tree.root.decl.CelType())}
+		decls := []*apiservercel.DeclType{tree.root.decl}
+		trees := map[string]*schemaTree{}
+		for _, v := range vars {
+			vt := buildVarTree(v.Name, v.Schema)
+			trees[v.Name] = vt
+			opts = append(opts, cel.Variable(v.Name, vt.root.decl.CelType()))
+			if vt.root.kind == kObject {
+				decls = append(decls, vt.root.decl)
+			}
+		}
 		set, err := b.envSet.Extend(environment.VersionedOptions{
 			IntroducedVersion: version.MajorMinor(1, 0),
-			EnvOptions:        []cel.EnvOption{cel.Variable("self", tree.root.decl.CelType())},
-			DeclTypes:         []*apiservercel.DeclType{tree.root.decl},
+			EnvOptions:        opts,
+			DeclTypes:         decls,
 		})
 		if err != nil {
 			e.err = err
 			return
 		}
-		e.env = &schemaEnv{env: set.NewExpressionsEnv(), tree: tree, est: &sizeEstimator{root: tree.root}}
+		e.env = &schemaEnv{env: set.NewExpressionsEnv(), tree: tree, est: &sizeEstimator{root: tree.root, vars: trees}, vars: trees}
 	})
 	return e.env, e.err
 }

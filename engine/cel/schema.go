@@ -154,6 +154,24 @@ func buildSchemaTree(s *structuralschema.Structural) *schemaTree {
 	return t
 }
 
+// buildVarTree builds the type of a variable besides self: its schema as it
+// is (no ObjectMeta added), dyn without one. Object type names start with the
+// variable's name, capitalised, so that they never clash with self's.
+func buildVarTree(name string, s *structuralschema.Structural) *schemaTree {
+	t := &schemaTree{byType: map[string]*node{}}
+	names := map[string]bool{}
+	b := &treeBuilder{tree: t, names: names}
+	if s == nil {
+		s = &structuralschema.Structural{Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
+	}
+	t.root = b.build(s, "", "Var_"+name)
+	for n := range names {
+		t.allName = append(t.allName, n)
+	}
+	sort.Strings(t.allName)
+	return t
+}
+
 type treeBuilder struct {
 	tree  *schemaTree
 	names map[string]bool
@@ -508,14 +526,23 @@ func isIdent(s string) bool {
 // DeclType MaxElements, as the API server does for CRD validation rules.
 type sizeEstimator struct {
 	root *node
+	// vars are the variables besides self.
+	vars map[string]*schemaTree
 }
 
 func (e *sizeEstimator) EstimateSize(element checker.AstNode) *checker.SizeEstimate {
 	path := element.Path()
-	if len(path) == 0 || path[0] != "self" {
+	if len(path) == 0 {
 		return fallbackSize(element.Type())
 	}
 	cur := e.root
+	if path[0] != "self" {
+		v, ok := e.vars[path[0]]
+		if !ok {
+			return fallbackSize(element.Type())
+		}
+		cur = v.root
+	}
 	for _, step := range path[1:] {
 		switch step {
 		case "@items", "@values":

@@ -69,6 +69,9 @@ type Options struct {
 	// fromConfigMap); nil renders copies with their declared data only
 	// (offline). Each source is read once per render.
 	ReadSource func(gvk schema.GroupVersionKind, key types.NamespacedName) (client.Object, error)
+	// Children are the custom resource's observed children in the shape
+	// expressions read them (engine.ChildrenView); nil: none observed.
+	Children map[string]any
 }
 
 // Result is what one custom resource renders into.
@@ -161,7 +164,14 @@ func Render(entry *engine.Entry, cr *unstructured.Unstructured) (*Result, error)
 // RenderWith renders the hooks opts names (all when nil) and, unless
 // opts.SkipStatus, the status.
 func RenderWith(entry *engine.Entry, cr *unstructured.Unstructured, opts Options) (*Result, error) {
-	r := &renderer{entry: entry, cr: cr, scope: engine.NewScope(cr.Object), opts: opts}
+	scope := engine.NewScope(cr.Object)
+	scope.Children = opts.Children
+	kids := opts.Children
+	if kids == nil {
+		kids = map[string]any{}
+	}
+	scope.Vars = map[string]any{engine.ChildrenVar: kids}
+	r := &renderer{entry: entry, cr: cr, scope: scope, opts: opts}
 	return r.render()
 }
 

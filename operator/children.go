@@ -1,0 +1,156 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/operator/render"
+)
+
+// Children read back: expressions may read a custom resource's children as
+// the operator observed them (CEL `children`, legacy `.children`). They come
+// from the informer caches the controllers already hold — listed through an
+// index of the orkestra-owner label, no API call — and are read only for
+// entries whose expressions mention them.
+
+// ownerIndex indexes cached children by their orkestra-owner label.
+const ownerIndex = "orkestra.orkspace.io/owner"
+
+// indexChildren registers ownerIndex on the cache of every child kind the
+// plan's entries read back (once per kind, before the caches start).
+func indexChildren(ctx context.Context, mgr manager.Manager, plan *engine.Plan) error {
+	done := map[schema.GroupVersionKind]bool{}
+	for _, e := range plan.Entries {
+		if !e.Enabled || !e.Reconciles || !e.ReadsChildren {
+			continue
+		}
+		for _, k := range childKinds(e) {
+			if done[k.gvk] {
+				continue
+			}
+			done[k.gvk] = true
+			if k.custom {
+				if _, err := mgr.GetRESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version); err != nil {
+					continue // not served: not watched either (see setup)
+				}
+			}
+			obj, err := cachedObject(mgr.GetScheme(), k)
+			if err != nil {
+				return err
+			}
+			if err := mgr.GetFieldIndexer().IndexField(ctx, obj, ownerIndex, func(o client.Object) []string {
+				if v, ok := o.GetLabels()[render.LabelOwner]; ok {
+					return []string{v}
+				}
+				return nil
+			}); err != nil {
+				return fmt.Errorf("indexing %s children: %w", k.gvk, err)
+			}
+		}
+	}
+	return nil
+}
+
+// cachedObject is an empty object of the kind the cache holds: typed for
+// built-in kinds, unstructured for custom ones.
+func cachedObject(s *runtime.Scheme, k childKind) (client.Object, error) {
+	if k.custom {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(k.gvk)
+		return u, nil
+	}
+	return newObject(s, k.gvk)
+}
+
+// observedChildren returns the custom resource's children of every kind the
+// entry declares, in engine.ChildrenView's shape; nil when the entry reads
+// none back.
+func (e *entryController) observedChildren(ctx context.Context, cr *unstructured.Unstructured) (map[string]any, error) {
+	if !e.entry.ReadsChildren {
+		return nil, nil
+	}
+	observed := map[string][]map[string]any{}
+	for _, h := range katalog.Hooks {
+		for _, r := range e.entry.Hooks[h] {
+			if _, ok := observed[r.Kind.Key]; !ok {
+				observed[r.Kind.Key] = nil
+			}
+		}
+	}
+	for _, k := range childKinds(e.entry) {
+		objs, err := e.listChildren(ctx, cr, k)
+		if err != nil {
+			return nil, err
+		}
+		key := "custom"
+		if !k.custom {
+			key = kindKey(k.gvk)
+		}
+		observed[key] = append(observed[key], objs...)
+	}
+	return engine.ChildrenView(observed), nil
+}
+
+// listChildren lists from the cache the objects of kind k the custom
+// resource owns.
+func (e *entryController) listChildren(ctx context.Context, cr *unstructured.Unstructured, k childKind) ([]map[string]any, error) {
+	var list client.ObjectList
+	if k.custom {
+		if _, err := e.mapper.RESTMapping(k.gvk.GroupKind(), k.gvk.Version); err != nil {
+			return nil, nil
+		}
+		ul := &unstructured.UnstructuredList{}
+		ul.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+		list = ul
+	} else {
+		l, err := e.scheme.New(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+		if err != nil {
+			return nil, err
+		}
+		list = l.(client.ObjectList)
+	}
+	if err := e.client.List(ctx, list, client.MatchingFields{ownerIndex: render.LabelValue(cr.GetName())}); err != nil {
+		return nil, fmt.Errorf("reading %s children back: %w", k.gvk.Kind, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		obj, ok := it.(client.Object)
+		if !ok || !render.IsOwnedBy(obj, cr) {
+			continue
+		}
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			out = append(out, u.Object)
+			continue
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		m["apiVersion"], m["kind"] = k.gvk.GroupVersion().String(), k.gvk.Kind
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// kindKey is the katalog kind key of a built-in kind.
+func kindKey(gvk schema.GroupVersionKind) string {
+	for key, k := range katalog.ResourceKinds {
+		if !k.Open && k.APIVersion == gvk.GroupVersion().String() && k.Kind == gvk.Kind {
+			return key
+		}
+	}
+	return "custom"
+}
