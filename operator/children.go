@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/orkspace/orkestra-cel/engine"
-	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
@@ -78,26 +77,15 @@ func (e *entryController) observedChildren(ctx context.Context, cr *unstructured
 	if !e.entry.ReadsChildren {
 		return nil, nil
 	}
-	observed := map[string][]map[string]any{}
-	for _, h := range katalog.Hooks {
-		for _, r := range e.entry.Hooks[h] {
-			if _, ok := observed[r.Kind.Key]; !ok {
-				observed[r.Kind.Key] = nil
-			}
-		}
-	}
+	var objs []map[string]any
 	for _, k := range childKinds(e.entry) {
-		objs, err := e.listChildren(ctx, cr, k)
+		got, err := e.listChildren(ctx, cr, k)
 		if err != nil {
 			return nil, err
 		}
-		key := "custom"
-		if !k.custom {
-			key = kindKey(k.gvk)
-		}
-		observed[key] = append(observed[key], objs...)
+		objs = append(objs, got...)
 	}
-	return engine.ChildrenView(observed), nil
+	return render.ChildrenView(e.entry, objs), nil
 }
 
 // listChildren lists from the cache the objects of kind k the custom
@@ -143,14 +131,4 @@ func (e *entryController) listChildren(ctx context.Context, cr *unstructured.Uns
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// kindKey is the katalog kind key of a built-in kind.
-func kindKey(gvk schema.GroupVersionKind) string {
-	for key, k := range katalog.ResourceKinds {
-		if !k.Open && k.APIVersion == gvk.GroupVersion().String() && k.Kind == gvk.Kind {
-			return key
-		}
-	}
-	return "custom"
 }

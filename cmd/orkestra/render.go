@@ -21,6 +21,7 @@ import (
 func newRenderCmd() *cobra.Command {
 	var kf katalogFlags
 	var namespace string
+	var childFiles []string
 	cmd := &cobra.Command{
 		Use:   "render -f KATALOG [CR.yaml…]",
 		Short: "Print offline the child objects and status a custom resource reconciles into",
@@ -33,7 +34,12 @@ Like the API server, render first applies the CRD schema's defaults, and
 converts a resource stored at another version to the version of the entry
 that reconciles its kind (through the katalog's conversion paths). Children
 carry no owner reference (an offline resource has no UID). A resource
-without metadata.namespace is placed in --namespace.`,
+without metadata.namespace is placed in --namespace.
+
+Expressions that read the resource's children back (children, .children)
+see the objects of --children files: those labelled orkestra-owner with the
+resource's name, and those without that label. Without --children they see
+none, as before the first reconcile.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := kf.compile(cmd.ErrOrStderr())
 			if errors.Is(err, errProblems) {
@@ -46,9 +52,15 @@ without metadata.namespace is placed in --namespace.`,
 			if err != nil {
 				return err
 			}
+			var kids []*unstructured.Unstructured
+			if len(childFiles) > 0 {
+				if kids, err = readObjects(childFiles, nil); err != nil {
+					return err
+				}
+			}
 			conv := conversion.New(plan, conversion.Options{})
 			for i, o := range objs {
-				out, err := renderOne(plan, conv, o, namespace)
+				out, err := renderOne(plan, conv, o, namespace, kids)
 				if err != nil {
 					return err
 				}
@@ -67,6 +79,7 @@ without metadata.namespace is placed in --namespace.`,
 	kf.register(cmd)
 	kf.registerKubeconfig(cmd)
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of resources that do not name one (namespaced CRDs)")
+	cmd.Flags().StringArrayVar(&childFiles, "children", nil, "file of observed child objects (with their status) that expressions read back; repeatable")
 	return cmd
 }
 
@@ -123,7 +136,7 @@ func reconcilingEntry(plan *engine.Plan, o *unstructured.Unstructured) (*engine.
 	return nil, fmt.Errorf("no katalog entry serves %s %s; the katalog's entries: %s", o.GetAPIVersion(), o.GetKind(), strings.Join(known, ", "))
 }
 
-func renderOne(plan *engine.Plan, conv *conversion.Converter, o *unstructured.Unstructured, namespace string) (*renderedCR, error) {
+func renderOne(plan *engine.Plan, conv *conversion.Converter, o *unstructured.Unstructured, namespace string, children []*unstructured.Unstructured) (*renderedCR, error) {
 	e, err := reconcilingEntry(plan, o)
 	if err != nil {
 		return nil, err
@@ -149,7 +162,7 @@ func renderOne(plan *engine.Plan, conv *conversion.Converter, o *unstructured.Un
 			defaulting.Default(o.Object, e.Schema)
 		}
 	}
-	res, err := render.Render(e, o)
+	res, err := render.RenderWith(e, o, render.Options{Children: childrenOf(e, o, children)})
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +205,22 @@ func renderOne(plan *engine.Plan, conv *conversion.Converter, o *unstructured.Un
 		}
 	}
 	return out, nil
+}
+
+// childrenOf is the children view of cr from the --children objects: those
+// labelled as cr's, and those carrying no owner label.
+func childrenOf(e *engine.Entry, cr *unstructured.Unstructured, objs []*unstructured.Unstructured) map[string]any {
+	if len(objs) == 0 {
+		return nil
+	}
+	var mine []map[string]any
+	for _, c := range objs {
+		owner, labelled := c.GetLabels()[render.LabelOwner]
+		if !labelled || owner == render.LabelValue(cr.GetName()) {
+			mine = append(mine, c.Object)
+		}
+	}
+	return render.ChildrenView(e, mine)
 }
 
 func objectName(o *unstructured.Unstructured) string {

@@ -165,11 +165,12 @@ func Render(entry *engine.Entry, cr *unstructured.Unstructured) (*Result, error)
 // opts.SkipStatus, the status.
 func RenderWith(entry *engine.Entry, cr *unstructured.Unstructured, opts Options) (*Result, error) {
 	scope := engine.NewScope(cr.Object)
-	scope.Children = opts.Children
 	kids := opts.Children
-	if kids == nil {
-		kids = map[string]any{}
+	if kids == nil && entry.ReadsChildren {
+		// None observed: every declared kind, empty.
+		kids = ChildrenView(entry, nil)
 	}
+	scope.Children = kids
 	scope.Vars = map[string]any{engine.ChildrenVar: kids}
 	r := &renderer{entry: entry, cr: cr, scope: scope, opts: opts}
 	return r.render()
