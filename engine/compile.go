@@ -19,6 +19,9 @@ import (
 type CompileOptions struct {
 	// CostLimit is the static per-expression cost limit (0: backend default).
 	CostLimit uint64
+	// MaxForEach bounds the children of one forEach declaration whose field
+	// has no maxItems/maxProperties (0: DefaultMaxForEach).
+	MaxForEach int
 }
 
 // Compile turns a loaded katalog into an immutable plan: every string value,
@@ -190,6 +193,15 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 	if kind.Open {
 		t.coerce = CoerceGuess
 	}
+	errsBefore := len(c.diags.Errors())
+	var fe *ForEach
+	if r.ForEach != nil {
+		fe = c.forEach(e, r, base)
+		defer c.endForEach(c.vars)
+		if fe != nil {
+			c.beginForEach(e, fe)
+		}
+	}
 	var fields []NodeField
 	hasName := false
 	for _, f := range r.Fields.Map {
@@ -217,6 +229,11 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 		Reconcile:   r.Reconcile,
 		Once:        r.Once,
 		RotateAfter: r.RotateAfter,
+	}
+	out.ForEach = fe
+	if fe != nil && len(c.diags.Errors()) == errsBefore {
+		// (A name that failed to compile says nothing of the item.)
+		c.checkItemIdentity(r, out, fe, base)
 	}
 	out.GVK = literalGVK(kind, out.Fields)
 	if av := out.Fields.Get("apiVersion"); kind.Open && out.GVK == nil && av != nil && av.IsLiteral() {

@@ -76,6 +76,8 @@ type Resource struct {
 	// Fields is a map node of the simplified fields; name is always present
 	// (defaulted to `<cr>-<suffix>` when the katalog omits it).
 	Fields *Node
+	// ForEach makes the declaration one child per item; nil for one child.
+	ForEach *ForEach
 	// GVK is the child's kind when it is known before evaluation (every
 	// built-in kind; a custom child whose apiVersion and kind are literals);
 	// nil otherwise.

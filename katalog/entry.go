@@ -376,6 +376,8 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			if r.Once && kind != "secrets" {
 				d.errorf(k, fpath, "once: true applies to secrets only (a generated value frozen after creation)")
 			}
+		case "forEach":
+			r.ForEach = d.forEach(v, fpath)
 		case "rotateAfter":
 			dur, err := ParseDuration(d.str(v, fpath))
 			if err != nil {

@@ -38,11 +38,11 @@ func (k *KindSpec) FieldNames() []string {
 
 // Control keys of a resource declaration: they steer the reconciler and are
 // not fields of the object.
-var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "once", "rotateAfter"}
+var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "once", "rotateAfter", "forEach"}
 
 // Keys the original resource declarations define that this runtime does not
 // implement (upstream.go says how each is reported).
-var unimplementedResourceKeys = []string{"forEach", "dependsOn", "waitFor", "readyWhen", "autoscale", "sleep"}
+var unimplementedResourceKeys = []string{"dependsOn", "waitFor", "readyWhen", "autoscale", "sleep"}
 
 // resourceKeyErrors are unimplemented resource keys whose upstream meaning
 // differs from a key of the same name elsewhere: the error says what they do

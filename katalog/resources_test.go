@@ -132,12 +132,12 @@ onCreate:
       metadata:
         name: b
         uid: x
-      forEach: {field: spec.items}
+      sleep: 5s
 `)
 	wantDiags(t, diags,
 		`22:17: [site] operatorBox.onCreate.custom[0].metadata.uid: unknown key "uid"; allowed keys: annotations, labels, name, namespace, namespaced`,
 		`21:17: [site] operatorBox.onCreate.custom[0].metadata.name: the name is given twice: here and at KATALOG:19:15; keep one`,
-		`23:15: [site] operatorBox.onCreate.custom[0].forEach: "forEach" is part of the original katalog format but not supported by this runtime: one child per list item is not implemented; declare the children one by one`)
+		`23:15: [site] operatorBox.onCreate.custom[0].sleep: "sleep" is part of the original katalog format but not supported by this runtime: sleep delays a resource's reconcile for chaos testing, which this runtime does not do; remove it`)
 }
 
 // loadEntry loads a one-entry katalog with extra entry-level lines.

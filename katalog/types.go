@@ -248,6 +248,9 @@ type Resource struct {
 	RotateAfter time.Duration
 	// RotateAfterPos points at rotateAfter when set.
 	RotateAfterPos Pos
+	// ForEach makes the declaration one child per item of a list (or entry
+	// of a map) field of the custom resource; nil for a single child.
+	ForEach *ForEach
 	// HasStatus is a custom child's hasStatus: whether its status: block is
 	// written (through the status subresource). nil: when status: is given.
 	HasStatus *bool
@@ -255,6 +258,20 @@ type Resource struct {
 	// katalog declares for its kind (nil: the API server's discovery says).
 	Namespaced    *bool
 	NamespacedPos Pos
+}
+
+// ForEach is a declaration's forEach: the field iterated and the name of
+// the current item besides the default ones.
+type ForEach struct {
+	Pos Pos
+	// Field is the dot path as written (spec.regions); Path its segments
+	// below the custom resource.
+	Field    string
+	FieldPos Pos
+	Path     []string
+	// As is the alias of the current item (forEach.as); "" when absent.
+	As    string
+	AsPos Pos
 }
 
 // WritesStatus reports whether a custom child's status: block is written.

@@ -45,7 +45,6 @@ var upstreamKeys = map[string]upstreamKey{
 	// reaches the cluster.
 	"dependsOn":           {why: "ordering between entries is not implemented; gate the dependent resources with a when: condition on what they wait for"},
 	"preReconcile":        {why: "reconcile gates are not implemented; put the condition on each resource's when:"},
-	"forEach":             {why: "one child per list item is not implemented; declare the children one by one"},
 	"validation":          {why: "admission rules are not enforced by this runtime; write them as x-kubernetes-validations in the CRD, or as a ValidatingAdmissionPolicy"},
 	"mutation":            {why: "admission rules are not enforced by this runtime; use defaults in the CRD's schema, or a MutatingAdmissionPolicy"},
 	"admission":           {why: "admission rules are not enforced by this runtime; write them as x-kubernetes-validations in the CRD, or as admission policies"},

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
@@ -96,6 +98,51 @@ func (a *applier) summary() string {
 		msg += fmt.Sprintf("; %d skipped, their namespace is not allowed (allowedNamespaces, restrictedNamespaces): %s", len(a.skipped), strings.Join(a.skipped, ", "))
 	}
 	return msg
+}
+
+// pruneItems deletes the children of drift-corrected forEach declarations
+// whose item is gone: objects the custom resource owns, labelled with the
+// declaration, that no item names any more.
+func (a *applier) pruneItems(res *render.Result) error {
+	for _, h := range render.ApplyHooks {
+		for _, rs := range a.e.entry.Hooks[h] {
+			if rs.ForEach == nil || rs.GVK == nil || !(rs.Hook == katalog.OnReconcile || rs.Reconcile) {
+				continue
+			}
+			if err := a.pruneDeclaration(res, rs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *applier) pruneDeclaration(res *render.Result, rs *engine.Resource) error {
+	decl := render.DeclarationOf(rs)
+	current := map[types.NamespacedName]bool{}
+	for _, h := range render.ApplyHooks {
+		for _, c := range res.Hooks[h] {
+			if c.Resource == rs && c.When {
+				current[a.key(c)] = true
+			}
+		}
+	}
+	objs, err := a.e.ownedObjects(a.ctx, a.cr, childKind{gvk: *rs.GVK, custom: rs.Kind.Open})
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		if obj.GetLabels()[render.LabelDeclaration] != decl || current[key] || obj.GetDeletionTimestamp() != nil {
+			continue
+		}
+		uid := obj.GetUID()
+		if err := a.e.client.Delete(a.ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting %s %s, whose forEach item is gone: %w", rs.GVK.Kind, key, err)
+		}
+		a.change("Deleted", "deleted %s %s: its item of %s is gone", rs.GVK.Kind, key, rs.ForEach.Field)
+	}
+	return nil
 }
 
 func (a *applier) key(c *render.Child) types.NamespacedName {

@@ -29,7 +29,7 @@ const ownerIndex = "orkestra.orkspace.io/owner"
 func indexChildren(ctx context.Context, mgr manager.Manager, plan *engine.Plan) error {
 	done := map[schema.GroupVersionKind]bool{}
 	for _, e := range plan.Entries {
-		if !e.Enabled || !e.Reconciles || !e.ReadsChildren {
+		if !e.Enabled || !e.Reconciles || !e.ReadsChildren && !hasForEach(e) {
 			continue
 		}
 		for _, k := range childKinds(e) {
@@ -57,6 +57,19 @@ func indexChildren(ctx context.Context, mgr manager.Manager, plan *engine.Plan) 
 		}
 	}
 	return nil
+}
+
+// hasForEach reports whether an entry has forEach declarations: their
+// children of items that are gone are found through ownerIndex.
+func hasForEach(e *engine.Entry) bool {
+	for _, rs := range e.Hooks {
+		for _, r := range rs {
+			if r.ForEach != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cachedObject is an empty object of the kind the cache holds: typed for
@@ -89,8 +102,31 @@ func (e *entryController) observedChildren(ctx context.Context, cr *unstructured
 }
 
 // listChildren lists from the cache the objects of kind k the custom
-// resource owns.
+// resource owns, as maps.
 func (e *entryController) listChildren(ctx context.Context, cr *unstructured.Unstructured, k childKind) ([]map[string]any, error) {
+	objs, err := e.ownedObjects(ctx, cr, k)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, 0, len(objs))
+	for _, obj := range objs {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			out = append(out, u.Object)
+			continue
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		m["apiVersion"], m["kind"] = k.gvk.GroupVersion().String(), k.gvk.Kind
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// ownedObjects lists from the cache the objects of kind k the custom
+// resource owns (none when a custom kind is not served).
+func (e *entryController) ownedObjects(ctx context.Context, cr *unstructured.Unstructured, k childKind) ([]client.Object, error) {
 	var list client.ObjectList
 	if k.custom {
 		if _, err := e.mapper.RESTMapping(k.gvk.GroupKind(), k.gvk.Version); err != nil {
@@ -113,22 +149,11 @@ func (e *entryController) listChildren(ctx context.Context, cr *unstructured.Uns
 	if err != nil {
 		return nil, err
 	}
-	out := make([]map[string]any, 0, len(items))
+	out := make([]client.Object, 0, len(items))
 	for _, it := range items {
-		obj, ok := it.(client.Object)
-		if !ok || !render.IsOwnedBy(obj, cr) {
-			continue
+		if obj, ok := it.(client.Object); ok && render.IsOwnedBy(obj, cr) {
+			out = append(out, obj)
 		}
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			out = append(out, u.Object)
-			continue
-		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			return nil, err
-		}
-		m["apiVersion"], m["kind"] = k.gvk.GroupVersion().String(), k.gvk.Kind
-		out = append(out, m)
 	}
 	return out, nil
 }

@@ -96,6 +96,9 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
 	err = a.applyAll(res)
+	if err == nil {
+		err = a.pruneItems(res)
+	}
 	a.flushEvents("Reconcile")
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonApplyFailed, err)

@@ -22,6 +22,7 @@ type katalogFlags struct {
 	crds             []string
 	costLimit        uint64
 	runtimeCostLimit uint64
+	maxForEach       int
 	// kubeconfig is --kubeconfig of the offline commands; cluster, when set,
 	// supplies the configuration of commands that always talk to a cluster.
 	kubeconfig string
@@ -33,6 +34,7 @@ func (f *katalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Uint64Var(&f.costLimit, "max-expression-cost", 0, fmt.Sprintf("static cost limit per expression, estimated from the schema's bounds (default %d)", celengine.DefaultCostLimit))
 	cmd.Flags().StringArrayVar(&f.crds, "crd", nil, "CRD manifest file or directory supplying the schema of entries without crdFile (repeatable)")
 	cmd.Flags().Uint64Var(&f.runtimeCostLimit, "max-runtime-cost", 0, fmt.Sprintf("runtime cost limit per expression evaluation (default %d)", celengine.DefaultRuntimeCostLimit))
+	cmd.Flags().IntVar(&f.maxForEach, "max-foreach", 0, fmt.Sprintf("most children of one forEach declaration whose field the schema does not bound (default %d)", engine.DefaultMaxForEach))
 	_ = cmd.MarkFlagRequired("katalog")
 }
 
@@ -83,7 +85,7 @@ func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit})
+	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit, MaxForEach: f.maxForEach})
 	all := append(diags, cdiags...)
 	printDiagnostics(w, all)
 	if all.HasErrors() {

@@ -125,3 +125,26 @@ onCreate:
 		t.Errorf("cluster rules = %v\nwant %v", a.Cluster, want)
 	}
 }
+
+// The children of a drift-corrected forEach declaration whose item is gone
+// are deleted: delete is granted even without a when; an onCreate forEach
+// deletes nothing.
+func TestRulesForForEach(t *testing.T) {
+	for _, tc := range []struct {
+		hook  string
+		verbs []string
+	}{
+		{"onReconcile", []string{"get", "list", "watch", "create", "update", "delete"}},
+		{"onCreate", []string{"get", "list", "watch", "create"}},
+	} {
+		a := Rules(compile(t, writeKatalog(t, tc.hook+`:
+  configMaps:
+    - name: "${self.metadata.name}-${each}"
+      data: {a: b}
+      forEach: {field: spec.hosts}
+`)))
+		if want := rule("", []string{"configmaps"}, tc.verbs...); !reflect.DeepEqual(a.Cluster[0], want) {
+			t.Errorf("%s: %v, want %v", tc.hook, a.Cluster[0], want)
+		}
+	}
+}

@@ -322,7 +322,9 @@ func childVerbs(r *engine.Resource) []string {
 		return verbs
 	}
 	reconciled := r.Hook == katalog.OnReconcile || r.Reconcile
-	conditional := r.When != nil
+	// A condition that stops holding, or a forEach item that is gone,
+	// deletes the child.
+	conditional := r.When != nil || r.ForEach != nil
 	k := render.KindOf(r.Kind.Key)
 	switch k.Lifecycle {
 	case render.CreateOnly:

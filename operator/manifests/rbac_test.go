@@ -55,6 +55,7 @@ spec:
                 image: {type: string, maxLength: 64}
                 kind: {type: string, maxLength: 64}
                 enabled: {type: boolean}
+                hosts: {type: array, maxItems: 4, items: {type: string, maxLength: 64}}
 `
 
 // writeKatalog writes a one-entry katalog for the Widget CRD (no status

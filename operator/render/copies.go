@@ -119,7 +119,7 @@ func (r *renderer) toNamespaces(c *Child) ([]*Child, error) {
 		return []*Child{c}, nil
 	}
 	field := c.Resource.Fields.Field + ".toNamespaces"
-	v, ok, err := n.Eval(r.scope)
+	v, ok, err := n.Eval(c.scope)
 	if err != nil {
 		return nil, r.errorf(field, err)
 	}

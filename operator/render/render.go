@@ -112,6 +112,13 @@ type Child struct {
 	Typed client.Object
 	// CopyOf is the object a Secret or ConfigMap copies; nil when none.
 	CopyOf *types.NamespacedName
+	// Declaration is the declaration label of a forEach child ("" else):
+	// the operator deletes the children of items that are gone by it.
+	Declaration string
+	// Item names a forEach child's item for messages ("" else).
+	Item string
+	// scope is what the child's expressions were evaluated in.
+	scope *engine.Scope
 	// Status is a custom child's declared status, written through the
 	// status subresource once the object exists; nil when none.
 	Status map[string]any
@@ -125,6 +132,14 @@ func (c *Child) Key() string {
 		kind += "(" + c.GVK.GroupKind().String() + ")"
 	}
 	return kind + "/" + c.Namespace + "/" + c.Name
+}
+
+// describe names the declaration (and forEach item) a child comes from.
+func (c *Child) describe() string {
+	if c.Item == "" {
+		return c.Resource.Fields.Field
+	}
+	return c.Resource.Fields.Field + " (" + c.Item + ")"
 }
 
 // String names the child for messages: `Deployment default/shop`.
@@ -215,11 +230,7 @@ func (r *renderer) render() (*Result, error) {
 	// workload they select among the passing workloads of their group.
 	for _, h := range hooks {
 		for _, rs := range r.entry.Hooks[h] {
-			c, err := r.evaluate(rs)
-			if err != nil {
-				return nil, err
-			}
-			cs, err := r.toNamespaces(c)
+			cs, err := r.declaration(rs)
 			if err != nil {
 				return nil, err
 			}
@@ -272,7 +283,7 @@ func (r *renderer) checkCollisions(res *Result, hooks []string) error {
 				continue
 			}
 			if prev, dup := seen[c.Key()]; dup {
-				return r.errorf(c.Resource.Fields.Field, fmt.Errorf("names the same object, %s, as %s, and both conditions hold: one would overwrite the other; give each its own name, or make their conditions exclusive", c, prev.Resource.Fields.Field))
+				return r.errorf(c.describe(), fmt.Errorf("names the same object, %s, as %s, and both conditions hold: one would overwrite the other; give each its own name, or make their conditions exclusive", c, prev.describe()))
 			}
 			seen[c.Key()] = c
 		}
@@ -286,7 +297,7 @@ var identityFields = []string{"name", "namespace", "apiVersion", "kind", "toName
 
 // evaluate evaluates the child's condition and fields (only identity fields
 // when the condition fails).
-func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
+func (r *renderer) evaluate(rs *engine.Resource, scope *engine.Scope) (*Child, error) {
 	field := rs.Fields.Field
 	c := &Child{
 		Resource:   rs,
@@ -294,9 +305,10 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 		Kind:       rs.Kind.Key,
 		When:       true,
 		Reconciled: rs.Hook == katalog.OnReconcile || rs.Reconcile,
+		scope:      scope,
 	}
 	if rs.When != nil {
-		ok, err := rs.When.Eval(r.scope)
+		ok, err := rs.When.Eval(scope)
 		if err != nil {
 			return nil, r.errorf(field+".when", fmt.Errorf("evaluating %s: %w", rs.When.Source(), err))
 		}
@@ -304,7 +316,7 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 	}
 	var fields map[string]any
 	if c.When {
-		v, _, err := rs.Fields.Eval(r.scope)
+		v, _, err := rs.Fields.Eval(scope)
 		if err != nil {
 			return nil, r.errorf(field, err)
 		}
@@ -319,7 +331,7 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 			if n == nil {
 				continue
 			}
-			v, ok, err := n.Eval(r.scope)
+			v, ok, err := n.Eval(scope)
 			if err != nil {
 				return nil, r.errorf(field, err)
 			}
@@ -487,6 +499,9 @@ func (b *builder) meta() metav1.ObjectMeta {
 	}
 	for k, v := range b.r.ownerLabels() {
 		m.Labels[k] = v
+	}
+	if b.c.Declaration != "" {
+		m.Labels[LabelDeclaration] = b.c.Declaration
 	}
 	if ref := b.r.ownerRef(b.c); ref != nil {
 		m.OwnerReferences = []metav1.OwnerReference{*ref}
