@@ -50,6 +50,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			Schema:     src.Schema(),
 			Hooks:      map[string][]*Resource{},
 			Namespaces: src.Namespaces,
+			DependsOn:  src.DependsOn,
 		}
 		c.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
 		c.readsChildren = false
@@ -69,6 +70,10 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 					}
 					c.checkIdentities(e.Hooks[h])
 				}
+			}
+			if g := src.Box.Gates; g != nil {
+				e.Gate = c.conditions(src, g.ReconcileWhen, g.ReconcileOr, "operatorBox.preReconcile")
+				e.EnqueueGate = c.conditions(src, g.EnqueueWhen, g.EnqueueOr, "operatorBox.preReconcile.enqueueGate")
 			}
 			if src.Box.Status != nil {
 				for i, f := range src.Box.Status.Fields {

@@ -59,6 +59,12 @@ type Entry struct {
 	Finalizers []string
 	// HasBox is false when the entry declares no operatorBox.
 	HasBox bool
+	// Gate holds reconciles back while it does not hold (preReconcile's
+	// reconcile gate); EnqueueGate keeps custom resources out of the work
+	// queue (its enqueue gate). nil: no gate.
+	Gate, EnqueueGate Condition
+	// DependsOn are the entries this entry's reconciles wait for.
+	DependsOn []*katalog.Dependency
 	// ReadsChildren is true when an expression of the entry reads the
 	// custom resource's children back (children, .children): the operator
 	// then gives them to every evaluation.

@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -39,6 +39,9 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	e.Description = d.str(o["description"].value, "description")
 	d.settings(e, o, "")
 	d.namespaceRules(e, o)
+	if f, ok := o["dependsOn"]; ok {
+		e.DependsOn = d.dependsOn(f.value, "dependsOn")
+	}
 	d.apiTypes(e, o["apiTypes"])
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
 		p := resolvePath(d.dirOf(resolve(o["crFiles"].value).Content[i], dir), f)
@@ -225,7 +228,7 @@ func (d *decoder) checkAPITypes(e *CRDEntry) {
 }
 
 var (
-	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue"}
+	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile"}
 	// Keys of operatorBox.reconciler (upstream's reconciler settings block;
 	// its newest layout also nests the hooks and motif imports there).
 	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "onCreate", "onReconcile", "onDelete", "imports"}
@@ -262,6 +265,9 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	}
 	if f, ok := o["imports"]; ok {
 		d.motifImports(box, f.value, path+".imports")
+	}
+	if f, ok := o["preReconcile"]; ok {
+		box.Gates = d.preReconcile(f.value, path+".preReconcile")
 	}
 	status, spath := o["status"], path+".status"
 	if f, ok := o["emit"]; ok {

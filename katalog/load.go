@@ -20,8 +20,8 @@ import (
 var (
 	unimplementedTop   = []string{"security", "notes", "providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
-	unimplementedEntry = []string{"mode", "dependsOn", "validation", "mutation", "admission", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "normalize", "endpoints", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "forceConflict", "webhooks", "katalogName", "katalogNamespace", "setup"}
-	unimplementedBox   = []string{"preReconcile", "postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "cross", "autoscale", "providers", "observe", "watch", "rollback", "rollBackOnError"}
+	unimplementedEntry = []string{"mode", "validation", "mutation", "admission", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "normalize", "endpoints", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "forceConflict", "webhooks", "katalogName", "katalogNamespace", "setup"}
+	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "cross", "autoscale", "providers", "observe", "watch", "rollback", "rollBackOnError"}
 )
 
 // Options say where the loader may find CRD definitions for entries that do
@@ -82,6 +82,7 @@ func LoadWith(opts Options, paths ...string) (*Katalog, Diagnostics) {
 	}
 	l.resolveCRDs(opts)
 	checkConversions(k, &diags)
+	checkDependencies(k, &diags)
 	k.Warnings = diags.Warnings()
 	return k, diags
 }

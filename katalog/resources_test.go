@@ -240,3 +240,90 @@ onCreate:
 `)
 	wantDiags(t, diags, `18:15: [site] operatorBox.onCreate.deployments[0].autoscale: "autoscale" is part of the original katalog format but not supported by this runtime: workload autoscaling (replicas patched from when: conditions on every reconcile) is not supported by this runtime; declare a HorizontalPodAutoscaler for the workload under custom: (apiVersion autoscaling/v2, kind HorizontalPodAutoscaler)`)
 }
+
+// dependsOn in upstream's three forms; unknown entries, conditions and
+// cycles are errors. Upstream: pkg/types/types_dependson.go.
+func TestDependsOn(t *testing.T) {
+	body := header + `
+    a:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1, kind: Website}
+      dependsOn: [b]
+    b:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1, kind: Website}
+      dependsOn: {c: healthy}
+    c:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1, kind: Website}
+      dependsOn:
+        d: {condition: started}
+    d:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1, kind: Website}
+`
+	p := writeKatalog(t, body)
+	k, diags := Load(p)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var got []string
+	for _, e := range k.CRDs {
+		for _, d := range e.DependsOn {
+			got = append(got, e.Name+"→"+d.Entry+":"+d.Condition)
+		}
+	}
+	if strings.Join(got, " ") != "a→b:started b→c:healthy c→d:started" {
+		t.Errorf("dependencies %v", got)
+	}
+	p = writeKatalog(t, header+`
+    a:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1, kind: Website}
+      dependsOn: {b: started, databse: healthy}
+    b:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1, kind: Website}
+      dependsOn: [a]
+    c:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1, kind: Website}
+      dependsOn: {a: ready}
+`)
+	_, diags = Load(p)
+	var msgs []string
+	for _, d := range diags {
+		msgs = append(msgs, strings.TrimPrefix(d.Error(), p+":"))
+	}
+	wantDiags(t, msgs,
+		`19:22: [c] dependsOn.a: condition "ready" is not one of started, healthy`,
+		`11:31: [a] dependsOn: dependsOn names "databse", which is not an entry of this katalog (an entry of another runtime cannot be waited for: have that runtime's operator write what you need into the custom resources, and gate on it with when:)`,
+		`11:19: [a] dependsOn: dependsOn makes a cycle: a → b → a; no entry of it could ever start`)
+}
+
+// preReconcile: upstream's older form (when: directly under it) and
+// reconcileGate/enqueueGate; sentinels warn, external is out of scope.
+func TestPreReconcile(t *testing.T) {
+	k, _, diags := loadBox(t, `
+preReconcile:
+  reconcileGate:
+    when: "self.spec.replicas > 0"
+  enqueueGate:
+    or: ["self.metadata.name != 'skip'"]
+  sentinels: [generationChanged]
+`)
+	wantDiags(t, diags, `20:11: warning: [site] operatorBox.preReconcile.sentinels: sentinels limit which changes enqueue a custom resource upstream; this runtime reconciles on every change (drift correction makes the extra reconciles no-ops), so they are ignored`)
+	g := k.CRDs[0].Box.Gates
+	if g.ReconcileWhen.Empty() || g.EnqueueOr.Empty() || !g.ReconcileOr.Empty() {
+		t.Errorf("gates %+v", g)
+	}
+	_, _, diags = loadBox(t, `
+preReconcile:
+  when: "self.spec.replicas > 0"
+  reconcileGate:
+    external: {url: "https://x"}
+`)
+	if len(diags) != 2 || !strings.Contains(diags[0], "the reconcile gate is given twice") || !strings.Contains(diags[1], `external: "external" is part of the original katalog format but not supported by this runtime`) {
+		t.Errorf("diagnostics %q", diags)
+	}
+}

@@ -87,6 +87,8 @@ type CRDEntry struct {
 	// Namespaced is the entry's `namespaced:` key; nil when absent (the CRD's
 	// scope decides).
 	Namespaced *bool
+	// DependsOn lists the entries this entry's reconciles wait for.
+	DependsOn []*Dependency
 	// Namespaces restricts which custom resources the entry reconciles and
 	// where its children may go; nil when the entry does not restrict.
 	Namespaces *NamespaceRules
@@ -220,6 +222,9 @@ type OperatorBox struct {
 	// Hooks by name (OnCreate, OnReconcile, OnDelete); absent hooks are nil.
 	Hooks  map[string]*Hook
 	Status *Status
+	// Gates is preReconcile: conditions that hold reconciles back; nil
+	// when absent.
+	Gates *Gates
 }
 
 // Hook is one hook block: resources by kind, in document order.

@@ -43,8 +43,7 @@ var upstreamKeys = map[string]upstreamKey{
 
 	// Not implemented yet; each is an error because dropping it changes what
 	// reaches the cluster.
-	"dependsOn":           {why: "ordering between entries is not implemented; gate the dependent resources with a when: condition on what they wait for"},
-	"preReconcile":        {why: "reconcile gates are not implemented; put the condition on each resource's when:"},
+	"dependsOn":           {why: "a resource's dependsOn is not supported (entries may depend on entries); gate the resource with a when: condition reading the child it waits for, e.g. children.deployments[?'db'].?status.?readyReplicas.orValue(0) > 0"},
 	"validation":          {why: "admission rules are not enforced by this runtime; write them as x-kubernetes-validations in the CRD, or as a ValidatingAdmissionPolicy"},
 	"mutation":            {why: "admission rules are not enforced by this runtime; use defaults in the CRD's schema, or a MutatingAdmissionPolicy"},
 	"admission":           {why: "admission rules are not enforced by this runtime; write them as x-kubernetes-validations in the CRD, or as admission policies"},

@@ -430,13 +430,16 @@ type entryController struct {
 	queueMu sync.Mutex
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
 
-	active         atomic.Int64
-	resources      atomic.Int64
-	informerSynced atomic.Bool
-	workersStarted atomic.Bool
-	recentMu       sync.Mutex
-	recent         [32]bool // true: failed
-	recentN        int
+	active    atomic.Int64
+	resources atomic.Int64
+	// consecutiveFailures counts the reconciles that failed since the last
+	// one that did not (dependsOn's healthy).
+	consecutiveFailures atomic.Int64
+	informerSynced      atomic.Bool
+	workersStarted      atomic.Bool
+	recentMu            sync.Mutex
+	recent              [32]bool // true: failed
+	recentN             int
 }
 
 func (e *entryController) status() EntryStatus {
@@ -541,11 +544,13 @@ func (e *entryController) setup(mgr manager.Manager) error {
 		return nil
 	}
 	var forOpts []builder.ForOption
-	if rules := e.entry.Namespaces; rules != nil {
-		// Custom resources outside the entry's namespaces never reach the
-		// work queue (upstream drops them before enqueueing too).
+	if rules := e.entry.Namespaces; rules != nil || e.entry.EnqueueGate != nil {
+		// Custom resources outside the entry's namespaces, or kept out by
+		// preReconcile's enqueue gate, never reach the work queue (upstream
+		// drops them before enqueueing too).
 		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			return rules.Reconciles(o.GetNamespace())
+			u, ok := o.(*unstructured.Unstructured)
+			return rules.Reconciles(o.GetNamespace()) && (!ok || e.enqueues(u.Object))
 		})))
 	}
 	b := builder.ControllerManagedBy(mgr).

@@ -42,6 +42,11 @@ func (e *entryController) Reconcile(ctx context.Context, req reconcile.Request) 
 	start := time.Now()
 	res, retry, err := e.reconcile(ctx, req)
 	e.duration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		e.consecutiveFailures.Add(1)
+	} else {
+		e.consecutiveFailures.Store(0)
+	}
 	switch {
 	case err != nil:
 		e.total[ResultError].Inc()
@@ -74,6 +79,18 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		// namespace:); the watch filter keeps most of these away.
 		return reconcile.Result{}, false, nil
 	}
+	if waits := e.waitingFor(); waits != "" {
+		return e.hold(ctx, cr, ReasonWaiting, "waiting for "+waits, dependencyRetry)
+	}
+	kids, err := e.observedChildren(ctx, cr)
+	if err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
+	}
+	if ok, err := e.gateHolds(cr, kids); err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
+	} else if !ok {
+		return e.hold(ctx, cr, ReasonGated, fmt.Sprintf("not reconciled: the preReconcile gate %s does not hold", e.entry.Gate.Source()), 0)
+	}
 	if fins := e.finalizers(); len(fins) > 0 && !hasAll(cr.GetFinalizers(), fins) {
 		orig := cr.DeepCopy()
 		cr.SetFinalizers(union(cr.GetFinalizers(), fins))
@@ -86,10 +103,6 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	}
 	a := &applier{e: e, ctx: ctx, cr: cr, now: e.op.opts.Now()}
 	opts := e.renderOptions(ctx, render.ApplyHooks)
-	kids, err := e.observedChildren(ctx, cr)
-	if err != nil {
-		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
-	}
 	opts.Children = kids
 	res, err := render.RenderWith(e.entry, cr, opts)
 	if err != nil {
