@@ -3,11 +3,13 @@ package operator
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -114,14 +116,50 @@ func (e *entryController) listChildren(ctx context.Context, cr *unstructured.Uns
 			out = append(out, u.Object)
 			continue
 		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		m, err := e.views.of(obj, k.gvk)
 		if err != nil {
 			return nil, err
 		}
-		m["apiVersion"], m["kind"] = k.gvk.GroupVersion().String(), k.gvk.Kind
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// childViews keeps the map form of typed children by UID and resource
+// version: a child converts once per change, not once per reconcile. The
+// maps are shared read-only by the evaluations (nothing writes to them).
+type childViews struct {
+	mu sync.Mutex
+	m  map[types.UID]childView
+}
+
+type childView struct {
+	rv  string
+	obj map[string]any
+}
+
+// maxChildViews bounds the cache; past it, it starts over.
+const maxChildViews = 1 << 14
+
+func (v *childViews) of(obj client.Object, gvk schema.GroupVersionKind) (map[string]any, error) {
+	v.mu.Lock()
+	cur, ok := v.m[obj.GetUID()]
+	v.mu.Unlock()
+	if ok && cur.rv == obj.GetResourceVersion() {
+		return cur.obj, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	v.mu.Lock()
+	if v.m == nil || len(v.m) >= maxChildViews {
+		v.m = map[types.UID]childView{}
+	}
+	v.m[obj.GetUID()] = childView{rv: obj.GetResourceVersion(), obj: m}
+	v.mu.Unlock()
+	return m, nil
 }
 
 // ownedObjects lists from the cache the objects of kind k the custom
@@ -142,7 +180,8 @@ func (e *entryController) ownedObjects(ctx context.Context, cr *unstructured.Uns
 		}
 		list = l.(client.ObjectList)
 	}
-	if err := e.client.List(ctx, list, client.MatchingFields{ownerIndex: render.LabelValue(cr.GetName())}); err != nil {
+	// The objects are only read: no deep copy out of the cache.
+	if err := e.client.List(ctx, list, client.MatchingFields{ownerIndex: render.LabelValue(cr.GetName())}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("reading %s children back: %w", k.gvk.Kind, err)
 	}
 	items, err := meta.ExtractList(list)

@@ -432,6 +432,8 @@ type entryController struct {
 
 	active    atomic.Int64
 	resources atomic.Int64
+	// views converts observed children for read-back once per change.
+	views childViews
 	// consecutiveFailures counts the reconciles that failed since the last
 	// one that did not (dependsOn's healthy).
 	consecutiveFailures atomic.Int64
