@@ -88,7 +88,7 @@ func newTranslator(src string, ctx *engine.Context, opts TranslateOptions) (*tra
 	if ctx.Self == nil {
 		return nil, nil, &Untranslatable{Reason: "self has no schema, so nothing is known about the fields' types"}
 	}
-	return &translator{src: src, root: rootSchema(ctx.Self), opts: opts, random: ctx.AllowRandom}, tree, nil
+	return &translator{src: src, root: rootSchema(ctx.Self), opts: opts, random: ctx.AllowRandom, itemRoots: itemRoots(ctx)}, tree, nil
 }
 
 // translator holds one translation.
@@ -100,6 +100,26 @@ type translator struct {
 	// strictUsed: the arguments of the call being translated that the
 	// legacy function took as typed values (so a nil one failed).
 	strictUsed []val
+	// itemRoots are the roots a forEach declaration adds (.item, its alias,
+	// .index, .value): not translated yet.
+	itemRoots map[string]bool
+}
+
+// itemRoots are the legacy roots of a forEach declaration's item, nil
+// outside one (the compiler declares the CEL variable each there).
+func itemRoots(ctx *engine.Context) map[string]bool {
+	var roots map[string]bool
+	for _, v := range ctx.Vars {
+		if v.Name == engine.EachVar {
+			roots = map[string]bool{engine.LegacyItem: true, engine.IndexVar: true, engine.ValueVar: true}
+		}
+	}
+	for _, v := range ctx.Vars {
+		if roots != nil && v.Name != engine.ChildrenVar && v.Name != engine.EachVar {
+			roots[v.Name] = true
+		}
+	}
+	return roots
 }
 
 // failf abandons the translation: the part at n has no exact CEL form.

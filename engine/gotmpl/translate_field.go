@@ -29,6 +29,9 @@ func (t *translator) field(segs []string, n parse.Node) val {
 	if len(segs) == 0 {
 		return val{kind: vMap, expr: "self", prec: precPrimary, nonEmpty: true, at: &step{s: t.root, expr: "self"}}
 	}
+	if t.itemRoots[segs[0]] {
+		t.failf(n, ".%s is the forEach item, which migrate does not translate yet; keep the template, or write it in CEL with each, index and value", segs[0])
+	}
 	st := step{s: t.root, expr: "self"}
 	var last step
 	var always, nullable bool
