@@ -52,8 +52,11 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			Namespaces: src.Namespaces,
 			DependsOn:  src.DependsOn,
 		}
-		c.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
-		c.readsChildren = false
+		c.vars = nil
+		if e.ReadsChildren = mentionsChildren(src); e.ReadsChildren {
+			// (An environment with children is built only where needed.)
+			c.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
+		}
 		if src.Box != nil {
 			e.HasBox = true
 			e.Finalizers = src.Box.Finalizers
@@ -83,7 +86,6 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 				}
 			}
 		}
-		e.ReadsChildren = c.readsChildren
 		c.vars = nil // a conversion sees only the object converted
 		if src.Conversion != nil {
 			if conv := c.conversion(src); conv != nil {
@@ -139,16 +141,6 @@ type compiler struct {
 	// forEach declaration adds .item and friends to it).
 	vars       []Var
 	legacySelf *structuralschema.Structural
-	// readsChildren: an expression of the current entry mentions children
-	// (the operator then reads them back; a false positive costs a lookup).
-	readsChildren bool
-}
-
-// noteSource records what a compiled source reads.
-func (c *compiler) noteSource(src string) {
-	if strings.Contains(src, ChildrenVar) {
-		c.readsChildren = true
-	}
 }
 
 // selfFor is the root schema an expression of language lang sees.
@@ -318,7 +310,6 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 			continue
 		}
 		cond, diags := backend.CompileCondition(x.Str, ctx)
-		c.noteSource(x.Str)
 		c.diags = append(c.diags, diags...)
 		c.exprs++
 		if cond != nil {
@@ -331,9 +322,6 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 		} else {
 			ctx := &Context{Entry: c.entry, Field: field, Pos: w.Pos, Self: c.selfFor(Legacy, e.Schema()), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
 			cond, diags := c.b.Legacy.CompileStructured(w.Conditions, all, ctx)
-			for _, cd := range w.Conditions {
-				c.noteSource(cd.Field)
-			}
 			c.diags = append(c.diags, diags...)
 			c.exprs += len(w.Conditions)
 			if cond != nil {
@@ -554,7 +542,6 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 		backend = c.b.Legacy
 	}
 	expr, diags := backend.CompileValue(v.Str, ctx)
-	c.noteSource(v.Str)
 	c.diags = append(c.diags, diags...)
 	c.exprs++
 	if expr == nil {
