@@ -99,6 +99,16 @@ type FieldRef interface {
 	FieldPath() []string
 }
 
+// InputReader is implemented by expressions that know which fields of self
+// they read. The conversion executor records those fields' values beside
+// what it stashes, to tell an untouched round trip from an edit.
+type InputReader interface {
+	// Inputs are the data paths the expression reads (["spec", "image"]);
+	// a path stands for everything below it, an empty path for the whole
+	// object.
+	Inputs() [][]string
+}
+
 // Condition is a compiled boolean.
 type Condition interface {
 	Eval(s *Scope) (bool, error)

@@ -132,7 +132,8 @@ items:
 			t.Errorf("first document lacks %q:\n%s", want, docs[0])
 		}
 	}
-	if !strings.Contains(docs[1], "name: b\n") || !strings.Contains(docs[1], "image: httpd\n") || strings.Contains(docs[1], "replicas") {
+	// The schema's defaults apply, as the API server would apply them.
+	if !strings.Contains(docs[1], "name: b\n") || !strings.Contains(docs[1], "image: httpd\n") || !strings.Contains(docs[1], "replicas: 1\n") {
 		t.Errorf("second document (from the List):\n%s", docs[1])
 	}
 	// group/version works too, and a round trip gives the input back.

@@ -67,6 +67,8 @@ type program struct {
 	fast      bool
 	out       *types.Type
 	limit     uint64
+	// inputs are the data paths of self the expression reads.
+	inputs [][]string
 }
 
 type step struct {
@@ -149,6 +151,7 @@ func (b *Backend) compileExpr(se *schemaEnv, src string, exprOff, segOff int, di
 		limit:   b.runtimeLimit,
 		fast:    !b.noFastPath,
 	}
+	p.inputs = inputPaths(se.tree.root, native.Expr())
 	p.plain, p.isPlain = plainSteps(native.Expr())
 	if p.isPlain {
 		p.walkSteps = resolveSteps(p.root, p.plain)
@@ -621,6 +624,20 @@ func (e *valueExpr) FieldPath() []string {
 		path[i] = s.key
 	}
 	return path
+}
+
+// Inputs are the data paths of self the value reads (engine.InputReader).
+func (e *valueExpr) Inputs() [][]string {
+	if e.single != nil {
+		return e.single.inputs
+	}
+	var all [][]string
+	for _, pt := range e.parts {
+		if pt.p != nil {
+			all = append(all, pt.p.inputs...)
+		}
+	}
+	return minimalPaths(all)
 }
 
 func (e *valueExpr) outputType() string {

@@ -1,0 +1,382 @@
+package conversion
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/orkspace/orkestra-cel/engine"
+)
+
+// wayBack computes what converting `converted` back to `from` would not
+// reproduce of orig, and, for what the way back computes, the values its
+// expressions read (the guards restore checks). It is diff(orig,
+// route(converted, to→from)) without building the last hop's object: that
+// hop's spec and status trees are compared against orig as they evaluate.
+func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any, skip map[*engine.Node]bool) (*stashEntry, error) {
+	paths, ok := conv.Route(to, from)
+	if !ok {
+		return nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", to, from, conv.StorageVersion)
+	}
+	cur := converted
+	for _, p := range paths[:len(paths)-1] {
+		next, err := apply(conv, p, cur)
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	last := paths[len(paths)-1]
+	scope := pathScope(cur)
+	d := &stashEntry{}
+	path := make([]string, 1, 8) // reused: copied only where a difference is recorded
+	for _, top := range []struct {
+		key    string
+		node   *engine.Node
+		schema structuralschema.Structural
+	}{{"spec", last.Spec, structuralschema.Structural{}}, {"status", last.Status, conv.Schemas[from].Properties["status"]}} {
+		path[0] = top.key
+		ov, hasOrig := orig[top.key]
+		cv, hasCur := cur[top.key]
+		switch {
+		case top.key == "spec" && top.node != nil && (hasSpec(cur) || emptySpecValid(conv.Schemas[last.From])):
+			if err := diffSpec(d, path, top.node, scope, ov, hasOrig, hasSpec(cur), skip); err != nil {
+				return nil, hopError(last, err)
+			}
+		case top.node != nil && hasCur:
+			if err := diffNode(d, path, top.node, scope, ov, hasOrig, skip); err != nil {
+				return nil, hopError(last, err)
+			}
+		case top.key == "status" && hasCur:
+			diffValue(d, path, ov, pruned(cv, top.schema), hasOrig, true)
+		default:
+			diffValue(d, path, ov, cv, hasOrig, hasCur)
+		}
+	}
+	// Labels and annotations a path maps come back too.
+	om, _ := orig["metadata"].(map[string]any)
+	back := cur
+	if last.Labels != nil || last.Annotations != nil {
+		meta, err := mappedMetadata(last, cur, scope)
+		if err != nil {
+			return nil, hopError(last, err)
+		}
+		back = map[string]any{"metadata": meta}
+	}
+	bm, _ := back["metadata"].(map[string]any)
+	for _, key := range []string{"labels", "annotations"} {
+		diffMeta(d, key, om, bm)
+	}
+	if len(d.Unset) > 1 {
+		sort.Slice(d.Unset, func(i, j int) bool { return strings.Join(d.Unset[i], "\x00") < strings.Join(d.Unset[j], "\x00") })
+	}
+	c.guard(d, last, cur)
+	return d, nil
+}
+
+// diffMeta compares orig's labels or annotations with the way back's key by
+// key, so that each key is restored (or not) on its own.
+func diffMeta(d *stashEntry, key string, orig, back map[string]any) {
+	path := []string{"metadata", key}
+	ov, hasOrig := orig[key]
+	bv, hasBack := back[key]
+	om, oIsMap := ov.(map[string]any)
+	bm, bIsMap := bv.(map[string]any)
+	switch {
+	case hasOrig && !oIsMap, hasBack && !bIsMap:
+		diffValue(d, path, ov, bv, hasOrig, hasBack)
+	case hasOrig && len(om) == 0 && !hasBack:
+		d.set(path, om) // an explicit empty map comes back as it was
+	default:
+		diffValue(d, path, om, bm, true, true)
+	}
+}
+
+// diffSpec compares the spec the last hop writes with orig's, as apply
+// writes it: an empty result for a source without spec is no spec.
+func diffSpec(d *stashEntry, path []string, n *engine.Node, scope *engine.Scope, orig any, hasOrig, srcHasSpec bool, skip map[*engine.Node]bool) error {
+	if srcHasSpec {
+		return diffNode(d, path, n, scope, orig, hasOrig, skip)
+	}
+	v, present, err := n.Eval(scope)
+	if err != nil {
+		return err
+	}
+	if !computes(n, v) {
+		present = false
+	}
+	diffValue(d, path, orig, v, hasOrig, present && v != nil)
+	return nil
+}
+
+// diffNode records the differences between orig and what node n evaluates
+// to, without building maps for map nodes.
+func diffNode(d *stashEntry, path []string, n *engine.Node, scope *engine.Scope, orig any, hasOrig bool, skip map[*engine.Node]bool) error {
+	if !n.IsMap() {
+		// An identity leaf gives orig back — except a null, which a plain
+		// reference reads as absent, and an absent field, which the target's
+		// default may have filled.
+		if skip[n] && hasOrig && orig != nil {
+			return nil
+		}
+		v, present, err := n.Eval(scope)
+		if err != nil {
+			return err
+		}
+		diffValue(d, path, orig, v, hasOrig, present)
+		return nil
+	}
+	// A map node is always present.
+	om, isMap := orig.(map[string]any)
+	switch {
+	case !hasOrig:
+		d.Unset = append(d.Unset, append([]string(nil), path...))
+		return nil
+	case !isMap:
+		d.set(path, orig)
+		return nil
+	}
+	seen := 0
+	for _, f := range n.Fields {
+		ov, ho := om[f.Key]
+		if ho {
+			seen++
+		}
+		if err := diffNode(d, append(path, f.Key), f.Value, scope, ov, ho, skip); err != nil {
+			return err
+		}
+	}
+	if seen < len(om) {
+		for k, ov := range om {
+			if n.Get(k) == nil {
+				d.set(append(path, k), ov)
+			}
+		}
+	}
+	return nil
+}
+
+func diffValue(d *stashEntry, path []string, a, b any, hasA, hasB bool) {
+	switch {
+	case !hasA && !hasB:
+		return
+	case !hasA:
+		d.Unset = append(d.Unset, append([]string(nil), path...))
+		return
+	case !hasB:
+		d.set(path, a)
+		return
+	}
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		// Keys of orig first, then those only the way back has; the unset
+		// list is sorted where it is recorded, so output stays deterministic.
+		for k, av := range am {
+			bv, hb := bm[k]
+			diffValue(d, append(path, k), av, bv, true, hb)
+		}
+		for k, bv := range bm {
+			if _, ha := am[k]; !ha {
+				diffValue(d, append(path, k), nil, bv, false, true)
+			}
+		}
+		return
+	}
+	if !equal(a, b) {
+		d.set(path, a)
+	}
+}
+
+// equal compares JSON values, treating int64 and whole float64 alike.
+func equal(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case int64:
+		switch y := b.(type) {
+		case int64:
+			return x == y
+		case float64:
+			return float64(x) == y
+		}
+		return false
+	case float64:
+		switch y := b.(type) {
+		case float64:
+			return x == y
+		case int64:
+			return x == float64(y)
+		}
+		return false
+	case nil:
+		return b == nil
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equal(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// settle does to an object what the API server does before it stores or
+// returns it, where that changes anything: the schema's defaults. Inputs
+// are read, and the way back computed, as a client will see them.
+func (c *Converter) settle(s *structuralschema.Structural, obj map[string]any) map[string]any {
+	if !c.settles[s] || !needsDefault(obj, s) {
+		return obj
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	for _, k := range []string{"spec", "status"} {
+		if v, ok := out[k]; ok {
+			out[k] = runtime.DeepCopyJSONValue(v)
+		}
+	}
+	defaulting.Default(out, s)
+	return out
+}
+
+// needsDefault reports whether defaulting.Default would change x: a field
+// with a default is missing (or a non-nullable null) somewhere.
+func needsDefault(x any, s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	missing := func(v any, found bool, p *structuralschema.Structural) bool {
+		return p != nil && p.Default.Object != nil && (!found || (v == nil && !p.Nullable))
+	}
+	switch x := x.(type) {
+	case map[string]any:
+		for k, prop := range s.Properties {
+			if v, found := x[k]; missing(v, found, &prop) {
+				return true
+			}
+		}
+		for k, v := range x {
+			if prop, found := s.Properties[k]; found {
+				if needsDefault(v, &prop) {
+					return true
+				}
+			} else if s.AdditionalProperties != nil {
+				if missing(v, true, s.AdditionalProperties.Structural) || needsDefault(v, s.AdditionalProperties.Structural) {
+					return true
+				}
+			}
+		}
+	case []any:
+		for _, v := range x {
+			if missing(v, true, s.Items) || needsDefault(v, s.Items) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasDefaults reports whether any field of s declares a default.
+func hasDefaults(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.Default.Object != nil {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasDefaults(&p) {
+			return true
+		}
+	}
+	if s.Items != nil && hasDefaults(s.Items) {
+		return true
+	}
+	return s.AdditionalProperties != nil && hasDefaults(s.AdditionalProperties.Structural)
+}
+
+// pruned returns v without the fields schema s cannot hold. v is shared
+// (read-only) when there is nothing to prune, which is the common case.
+func pruned(v any, s structuralschema.Structural) any {
+	if !needsPrune(v, &s) {
+		return v
+	}
+	cp := runtime.DeepCopyJSONValue(v)
+	pruning.Prune(cp, &s, false)
+	return cp
+}
+
+// needsPrune reports whether pruning v against s would remove anything. It
+// answers true for what it does not model (embedded resources), which only
+// costs a copy.
+func needsPrune(v any, s *structuralschema.Structural) bool {
+	if s == nil || s.XEmbeddedResource {
+		return s != nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if s.Properties != nil {
+			for k, e := range x {
+				p, ok := s.Properties[k]
+				if !ok {
+					if !s.XPreserveUnknownFields {
+						return true
+					}
+					continue
+				}
+				if needsPrune(e, &p) {
+					return true
+				}
+			}
+			return false
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+			for _, e := range x {
+				if needsPrune(e, s.AdditionalProperties.Structural) {
+					return true
+				}
+			}
+			return false
+		}
+		return !s.XPreserveUnknownFields && len(x) > 0
+	case []any:
+		if s.Items == nil {
+			return false
+		}
+		for _, e := range x {
+			if needsPrune(e, s.Items) {
+				return true
+			}
+		}
+	}
+	return false
+}
