@@ -31,6 +31,7 @@ const (
 	lossyKatalog   = "testdata/lossy/katalog.yaml"
 
 	looseHostPortKatalog = "testdata/loosehostport/katalog.yaml"
+	retentionKatalog     = "testdata/retention/katalog.yaml"
 )
 
 // The API server is started once and shared by the tests, one after the
@@ -263,6 +264,19 @@ func TestLossyComputationRoundTripsExactly(t *testing.T) {
 			t.Errorf("%s tried %d edits, want at least 20", c.ID(), c.Cases)
 		}
 	}
+}
+
+// Three versions whose paths default what older versions leave out
+// (orValue(30), orValue(false)): an object written at any version reads
+// back at that version exactly as written, through the API server too.
+func TestDefaultsRoundTripExactly(t *testing.T) {
+	plan := compile(t, retentionKatalog)
+	r := run(t, plan, Options{Count: 60, Seed: 1, APIServer: true, APIServerCount: 2, Environment: apiEnv(t)})
+	mustPass(t, r)
+	mustHave(t, r, "roundtrip/backups.conformance.orkestra.io v1alpha1→v1→v1alpha1",
+		"roundtrip/backups.conformance.orkestra.io v1alpha1→v1beta1→v1alpha1",
+		"roundtrip/backups.conformance.orkestra.io edit at v1 wins over v1alpha1",
+		"apiserver/backups.conformance.orkestra.io write via v1alpha1", "read v1→v1alpha1")
 }
 
 // A conversion that fails on objects its source schema accepts is shown
