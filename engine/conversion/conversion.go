@@ -16,6 +16,7 @@ package conversion
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -141,17 +142,39 @@ func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion st
 			return fail(from, to, fmt.Errorf("version %q is not served by CRD %s (served: %s)", v, conv.CRD.Object.Name, strings.Join(conv.Versions, ", ")))
 		}
 	}
-	// Paths never see the stash; what an earlier conversion stashed for `to`
-	// comes back, and what `from` cannot get back from the result is
-	// stashed for it.
-	stash, err := readStash(obj.Object)
+	// Through the storage version, the object converts there and on: what
+	// an earlier conversion stashed for the storage version comes back on
+	// the way, as it would in two requests.
+	if route, ok := conv.Route(from, to); ok && len(route) == 2 {
+		mid, err := c.hop(conv, obj, from, conv.StorageVersion)
+		if err == nil {
+			var out *unstructured.Unstructured
+			if out, err = c.hop(conv, mid, conv.StorageVersion, to); err == nil {
+				return out, nil
+			}
+		}
+		return fail(from, to, err)
+	}
+	out, err := c.hop(conv, obj, from, to)
 	if err != nil {
 		return fail(from, to, err)
+	}
+	return out, nil
+}
+
+// hop converts obj from one version to another along the route between
+// them. Paths never see the stash; what an earlier conversion stashed for
+// `to` comes back, and what `from` cannot get back from the result is
+// stashed for it.
+func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured, from, to string) (*unstructured.Unstructured, error) {
+	stash, err := readStash(obj.Object)
+	if err != nil {
+		return nil, err
 	}
 	src := c.settle(conv.Schemas[from], withoutStash(obj.Object))
 	out, last, lastSrc, err := c.route(conv, src, from, to)
 	if err != nil {
-		return fail(from, to, err)
+		return nil, err
 	}
 	if own, ok := stash[to]; ok {
 		c.restore(out, own, last, lastSrc)
@@ -165,7 +188,7 @@ func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion st
 	}
 	d, err := c.wayBack(conv, out, to, from, src, skip)
 	if err != nil {
-		return fail(from, to, fmt.Errorf("checking the way back from %s: %w", to, err))
+		return nil, fmt.Errorf("checking the way back from %s: %w", to, err)
 	}
 	if !d.empty() {
 		if stash == nil {
@@ -175,10 +198,32 @@ func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion st
 	} else {
 		delete(stash, from)
 	}
+	for v, e := range stash {
+		if v != from && c.redundant(conv, out, to, v, e) {
+			delete(stash, v)
+		}
+	}
 	if err := writeStash(out, stash, c.opts.MaxStashBytes); err != nil {
-		return fail(from, to, err)
+		return nil, err
 	}
 	return &unstructured.Unstructured{Object: out}, nil
+}
+
+// redundant reports whether stash entry e, kept for version v by an earlier
+// conversion, would change nothing when obj (at version at) converts to v:
+// that conversion gives back what e holds, and e can go.
+func (c *Converter) redundant(conv *engine.Conversion, obj map[string]any, at, v string, e *stashEntry) bool {
+	res, last, lastSrc, err := c.route(conv, obj, at, v)
+	if err != nil {
+		return false
+	}
+	res = c.settle(conv.Schemas[v], res)
+	restored := make(map[string]any, len(res))
+	for k, x := range res {
+		restored[k] = x
+	}
+	c.restore(restored, e, last, lastSrc)
+	return equal(restored, res)
 }
 
 // route applies the paths from → to on obj and returns the result, the last
@@ -213,12 +258,7 @@ func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[str
 		if err != nil {
 			return nil, hopError(p, err)
 		}
-		// An object without spec gets one only when an expression writes
-		// into it: the path's literals alone do not make one.
-		if !hasSpec(src) && !computes(p.Spec, v) {
-			ok = false
-		}
-		setOrDelete(out, "spec", v, ok)
+		setOrDelete(out, "spec", v, specWritten(conv, p, src, v, ok))
 	}
 	target := conv.Schemas[p.To]
 	_, hasStatus := src["status"]
@@ -253,6 +293,25 @@ func emptySpecValid(s *structuralschema.Structural) bool {
 	return !ok || spec.ValueValidation == nil || len(spec.ValueValidation.Required) == 0
 }
 
+// specWritten decides whether a path writes the spec it evaluated: an
+// object without spec gets one only when an expression writes into it (the
+// path's literals alone do not make one), and an empty result is written
+// only where the source's spec is empty too or the target requires a spec.
+func specWritten(conv *engine.Conversion, p *engine.Path, src map[string]any, v any, present bool) bool {
+	if !present || v == nil || (!hasSpec(src) && !computes(p.Spec, v)) {
+		return false
+	}
+	if m, ok := v.(map[string]any); ok && len(m) == 0 {
+		sm, isMap := src["spec"].(map[string]any)
+		return (isMap && len(sm) == 0) || requiresSpec(conv.Schemas[p.To])
+	}
+	return true
+}
+
+func requiresSpec(s *structuralschema.Structural) bool {
+	return s.ValueValidation != nil && slices.Contains(s.ValueValidation.Required, "spec")
+}
+
 // computes reports whether value v, which node n evaluated to, holds
 // anything an expression produced.
 func computes(n *engine.Node, v any) bool {
@@ -272,6 +331,20 @@ func computes(n *engine.Node, v any) bool {
 		return found
 	}
 	return false
+}
+
+// canBeEmpty reports whether map node n may evaluate to an empty map:
+// every field is an expression, which may be absent.
+func canBeEmpty(n *engine.Node) bool {
+	if !n.IsMap() {
+		return false
+	}
+	for _, f := range n.Fields {
+		if !f.Value.IsExpr() {
+			return false
+		}
+	}
+	return true
 }
 
 // pathScope is what a path's expressions see: the source object, with an

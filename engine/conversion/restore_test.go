@@ -70,11 +70,17 @@ func TestEditAtOtherVersionWins(t *testing.T) {
 		edit func(u *unstructured.Unstructured)
 		want map[string]any
 	}{
-		{"display name", func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "memcached", "spec", "displayName") },
+		{"display name", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "memcached", "spec", "displayName")
+		},
 			map[string]any{"name": "memcached", "size": "huge"}},
-		{"tier", func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, int64(1), "spec", "tier") },
+		{"tier", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, int64(1), "spec", "tier")
+		},
 			map[string]any{"name": "Redis", "size": "small"}},
-		{"ttl set where the original had none", func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, int64(60), "spec", "ttl") },
+		{"ttl set where the original had none", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, int64(60), "spec", "ttl")
+		},
 			map[string]any{"name": "Redis", "size": "huge", "ttlSeconds": int64(60)}},
 		{"owner label", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"owner": "bob"}) },
 			map[string]any{"name": "Redis", "size": "huge", "owner": "bob"}},

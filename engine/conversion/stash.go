@@ -115,16 +115,31 @@ func (c *Converter) restore(obj map[string]any, s *stashEntry, last *engine.Path
 			holds[pathKey(g.At)] = g.holds(src)
 		}
 	}
+	applies := func(path []string) bool {
+		n, depth := c.computingNode(last, path)
+		return n == nil || holds[pathKey(path[:depth])] // else edited since, or stashed for another hop: the computed value wins
+	}
 	s.each(func(path []string, v any, set bool) {
-		if n, depth := c.computingNode(last, path); n != nil && !holds[pathKey(path[:depth])] {
-			return // edited since, or stashed for another hop: the computed value wins
-		}
-		if set {
+		if set && applies(path) {
 			setIn(obj, path, runtime.DeepCopyJSONValue(v))
-		} else {
-			deleteIn(obj, path)
 		}
 	})
+	// Fields before the maps that hold them: a map the path always writes
+	// goes only when nothing is left in it.
+	for i := len(s.Unset) - 1; i >= 0; i-- {
+		path := s.Unset[i]
+		if n := nodeAt(last, path); n != nil && n.IsMap() {
+			if v, ok := lookup(obj, path); ok {
+				if m, isMap := v.(map[string]any); isMap && len(m) == 0 {
+					deleteIn(obj, path)
+				}
+			}
+			continue
+		}
+		if applies(path) {
+			deleteIn(obj, path)
+		}
+	}
 	meta, _ := obj["metadata"].(map[string]any)
 	for _, key := range []string{"labels", "annotations"} {
 		if m, ok := meta[key].(map[string]any); ok && len(m) == 0 && !explicitlyEmpty(s.Set, key) {
@@ -149,38 +164,53 @@ func (g *guard) holds(src map[string]any) bool {
 	return true
 }
 
+// nodeAt returns the node of path p that writes exactly the field at path,
+// or nil.
+func nodeAt(p *engine.Path, path []string) *engine.Node {
+	n, rest := rootNode(p, path)
+	for _, k := range rest {
+		if n == nil || !n.IsMap() {
+			return nil
+		}
+		n = n.Get(k)
+	}
+	return n
+}
+
+// rootNode is the tree of path p that writes path, and the rest of path
+// within it.
+func rootNode(p *engine.Path, path []string) (*engine.Node, []string) {
+	switch path[0] {
+	case "spec":
+		return p.Spec, path[1:]
+	case "status":
+		return p.Status, path[1:]
+	case "metadata":
+		if len(path) >= 2 && path[1] == "labels" {
+			return p.Labels, path[2:]
+		}
+		if len(path) >= 2 && path[1] == "annotations" {
+			return p.Annotations, path[2:]
+		}
+	}
+	return nil, nil
+}
+
 // computingNode returns the node of path p that computes the field at path
 // (an expression, or a list holding expressions, at or above it) and the
 // length of its own path, or nil when p leaves the field unset or writes a
 // literal there.
 func (c *Converter) computingNode(p *engine.Path, path []string) (*engine.Node, int) {
-	var n *engine.Node
-	start := 1
-	switch path[0] {
-	case "spec":
-		n = p.Spec
-	case "status":
-		n = p.Status
-	case "metadata":
-		if len(path) < 2 {
-			return nil, 0
-		}
-		switch path[1] {
-		case "labels":
-			n = p.Labels
-		case "annotations":
-			n = p.Annotations
-		}
-		start = 2
-	}
-	for i := start; n != nil; i++ {
+	n, rest := rootNode(p, path)
+	depth := len(path) - len(rest)
+	for i := 0; n != nil; i++ {
 		if _, ok := c.inputs[n]; ok {
-			return n, i
+			return n, depth + i
 		}
-		if i >= len(path) || !n.IsMap() {
+		if i >= len(rest) || !n.IsMap() {
 			return nil, 0
 		}
-		n = n.Get(path[i])
+		n = n.Get(rest[i])
 	}
 	return nil, 0
 }

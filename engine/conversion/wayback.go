@@ -46,7 +46,7 @@ func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, t
 		cv, hasCur := cur[top.key]
 		switch {
 		case top.key == "spec" && top.node != nil && (hasSpec(cur) || emptySpecValid(conv.Schemas[last.From])):
-			if err := diffSpec(d, path, top.node, scope, ov, hasOrig, hasSpec(cur), skip); err != nil {
+			if err := diffSpec(d, path, conv, last, cur, scope, ov, hasOrig, skip); err != nil {
 				return nil, hopError(last, err)
 			}
 		case top.node != nil && hasCur:
@@ -99,20 +99,48 @@ func diffMeta(d *stashEntry, key string, orig, back map[string]any) {
 }
 
 // diffSpec compares the spec the last hop writes with orig's, as apply
-// writes it: an empty result for a source without spec is no spec.
-func diffSpec(d *stashEntry, path []string, n *engine.Node, scope *engine.Scope, orig any, hasOrig, srcHasSpec bool, skip map[*engine.Node]bool) error {
-	if srcHasSpec {
+// writes it. Where the spec may not be written (a source without spec, a
+// result that may be empty) it is evaluated first; otherwise it is compared
+// as it evaluates.
+func diffSpec(d *stashEntry, path []string, conv *engine.Conversion, last *engine.Path, src map[string]any, scope *engine.Scope, orig any, hasOrig bool, skip map[*engine.Node]bool) error {
+	n := last.Spec
+	if hasSpec(src) && !canBeEmpty(n) {
 		return diffNode(d, path, n, scope, orig, hasOrig, skip)
 	}
 	v, present, err := n.Eval(scope)
 	if err != nil {
 		return err
 	}
-	if !computes(n, v) {
-		present = false
-	}
-	diffValue(d, path, orig, v, hasOrig, present && v != nil)
+	diffTree(d, path, n, v, specWritten(conv, last, src, v, present), orig, hasOrig)
 	return nil
+}
+
+// diffTree records the differences between orig and v, the value node n
+// evaluated to, walking map nodes like diffNode.
+func diffTree(d *stashEntry, path []string, n *engine.Node, v any, present bool, orig any, hasOrig bool) {
+	vm, isMap := v.(map[string]any)
+	if !n.IsMap() || !present || !isMap {
+		diffValue(d, path, orig, v, hasOrig, present)
+		return
+	}
+	om, origIsMap := orig.(map[string]any)
+	if hasOrig && !origIsMap {
+		d.set(path, orig)
+		return
+	}
+	if !hasOrig {
+		d.Unset = append(d.Unset, append([]string(nil), path...))
+	}
+	for _, f := range n.Fields {
+		fv, has := vm[f.Key]
+		ov, ho := om[f.Key]
+		diffTree(d, append(path, f.Key), f.Value, fv, has, ov, ho)
+	}
+	for k, ov := range om {
+		if n.Get(k) == nil {
+			d.set(append(path, k), ov)
+		}
+	}
 }
 
 // diffNode records the differences between orig and what node n evaluates
@@ -132,12 +160,13 @@ func diffNode(d *stashEntry, path []string, n *engine.Node, scope *engine.Scope,
 		diffValue(d, path, orig, v, hasOrig, present)
 		return nil
 	}
-	// A map node is always present.
+	// A map node is always present. Where orig lacks it, each field it
+	// writes is recorded, so that each is removed (or kept, after an edit)
+	// on its own; the map itself goes when nothing is left in it.
 	om, isMap := orig.(map[string]any)
 	switch {
 	case !hasOrig:
 		d.Unset = append(d.Unset, append([]string(nil), path...))
-		return nil
 	case !isMap:
 		d.set(path, orig)
 		return nil
