@@ -15,8 +15,8 @@ import (
 	"github.com/google/cel-go/interpreter"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/version"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/version"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 
 	"github.com/orkspace/orkestra-cel/engine"
