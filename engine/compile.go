@@ -18,6 +18,9 @@ import (
 type CompileOptions struct {
 	// CostLimit is the static per-expression cost limit (0: backend default).
 	CostLimit uint64
+	// StrictTotality makes a conversion expression that can fail on an
+	// object its source schema accepts an error instead of a warning.
+	StrictTotality bool
 }
 
 // Compile turns a loaded katalog into an immutable plan: every string value,
@@ -134,6 +137,8 @@ type target struct {
 	// checkRequired reports required target fields a map leaves unset
 	// (conversion outputs construct whole objects).
 	checkRequired bool
+	// total asks where expressions can fail on valid objects (conversions).
+	total bool
 }
 
 func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource {
@@ -321,7 +326,7 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 			continue // the loader reported the unknown version
 		}
 		base := fmt.Sprintf("conversion.paths[%d]", p.Index)
-		t := target{self: from, selfVersion: p.From, coerce: CoerceGuess, checkRequired: true}
+		t := target{self: from, selfVersion: p.From, coerce: CoerceGuess, checkRequired: true, total: true}
 		cp := &Path{Source: p, From: p.From, To: p.To, ToAPIVersion: crd.Object.Spec.Group + "/" + p.To}
 		if p.Spec != nil {
 			t.field = base + ".spec"
@@ -410,6 +415,10 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 		Entry: c.entry, Field: t.field, Pos: pos, Self: t.self, SelfVersion: t.selfVersion,
 		Expected: expected, Coerce: t.coerce, CostLimit: c.opts.CostLimit,
 		AllowRandom: t.allowRandom != nil && t.allowRandom(t.field),
+		Total:       t.total,
+	}
+	if t.total && !c.opts.StrictTotality {
+		ctx.TotalSeverity = katalog.Warning
 	}
 	var backend Backend
 	switch lang {

@@ -52,6 +52,11 @@ type Context struct {
 	AllowRandom bool
 	// CostLimit is the static per-expression cost limit (0: backend default).
 	CostLimit uint64
+	// Total asks where the value can fail on an object Self's schema
+	// accepts (conversion paths must not fail on valid objects); each place
+	// is reported with TotalSeverity.
+	Total         bool
+	TotalSeverity katalog.Severity
 }
 
 // Scope is the input of one evaluation: the object `self` stands for. A

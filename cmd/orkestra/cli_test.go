@@ -94,6 +94,33 @@ spec:
 	}
 }
 
+// The e2e hostPort split on a loose schema: check warns at the field and
+// the index that can fail, --strict makes them errors; on the e2e schema
+// (hostPort required, with a pattern holding one ':') nothing is reported.
+func TestCheckTotality(t *testing.T) {
+	const loose = "../../conformance/testdata/loosehostport/katalog.yaml"
+	out, errOut, code := run(t, "", "check", "-f", loose)
+	if code != 0 || !strings.HasPrefix(out, "ok: ") {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	want := []string{
+		loose + ":18:34: warning: [hostport-v1] conversion.paths[0].spec.host: expression ${self.spec.hostPort.split(':')[0]} can fail on objects v1 accepts: spec.hostPort is not required, so an object without it fails here (no such key); make it required or give it a default in the schema, or guard it: has(self.spec.hostPort) ? … : …, or self.spec.?hostPort.orValue(…)",
+		loose + ":19:34: warning: [hostport-v1] conversion.paths[0].spec.port: expression ${self.spec.hostPort.split(':')[1]} can fail on objects v1 accepts: spec.hostPort is not required, so an object without it fails here (no such key); make it required or give it a default in the schema, or guard it: has(self.spec.hostPort) ? … : …, or self.spec.?hostPort.orValue(…)",
+		loose + `:19:53: warning: [hostport-v1] conversion.paths[0].spec.port: expression ${self.spec.hostPort.split(':')[1]} can fail on objects v1 accepts: self.spec.hostPort.split(':') has fewer than 2 items for strings the schema allows (no pattern requires 1 ":"); add a pattern that does, or guard it: self.spec.hostPort.split(':').size() > 1 ? … : …`,
+	}
+	if got := strings.Split(strings.TrimSpace(errOut), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", errOut, strings.Join(want, "\n"))
+	}
+	out, errOut, code = run(t, "", "check", "--strict", "-f", loose)
+	if code != 1 || out != "" || strings.Count(errOut, "can fail on objects v1 accepts") != 3 || strings.Contains(errOut, "warning:") {
+		t.Fatalf("--strict: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = run(t, "", "check", "--strict", "-f", "../../conformance/testdata/hostport/katalog.yaml")
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "ok: ") {
+		t.Fatalf("e2e schema: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
 func TestCheckNeedsAKatalog(t *testing.T) {
 	_, errOut, code := run(t, "", "check")
 	if code != 1 || !strings.Contains(errOut, `required flag(s) "katalog" not set`) {

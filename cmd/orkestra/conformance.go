@@ -66,6 +66,7 @@ when it is read at the second document's apiVersion.`,
 			// Problems go into the report; warnings of a katalog that
 			// compiles go to stderr.
 			var diags bytes.Buffer
+			kf.strictTotality = true // the static group holds conversions to totality
 			plan, err := kf.compile(&diags)
 			if errors.Is(err, errProblems) {
 				file := ""

@@ -20,6 +20,8 @@ type katalogFlags struct {
 	files            []string
 	costLimit        uint64
 	runtimeCostLimit uint64
+	// strictTotality makes conversions that can fail on valid objects errors.
+	strictTotality bool
 }
 
 func (f *katalogFlags) register(cmd *cobra.Command) {
@@ -57,7 +59,7 @@ func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit})
+	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit, StrictTotality: f.strictTotality})
 	all := append(diags, cdiags...)
 	printDiagnostics(w, all)
 	if all.HasErrors() {

@@ -28,12 +28,16 @@ type diagSink struct {
 }
 
 func (d *diagSink) add(offset int, format string, args ...any) {
+	d.addSeverity(katalog.Error, offset, format, args...)
+}
+
+func (d *diagSink) addSeverity(sev katalog.Severity, offset int, format string, args ...any) {
 	if offset < 0 {
 		offset = 0
 	}
 	d.diags = append(d.diags, katalog.Diagnostic{
 		Pos:      d.ctx.Pos.Offset(offset),
-		Severity: katalog.Error,
+		Severity: sev,
 		Entry:    d.ctx.Entry,
 		Field:    d.ctx.Field,
 		Message:  fmt.Sprintf(format, args...),
@@ -489,6 +493,10 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 				d.add(off, "%s", pr.msg)
 			}
 			e.runtimeCheck = c.runtime && ctx.Expected != nil
+			// A plain reference to an absent field leaves the target unset.
+			if p != nil && !p.isPlain {
+				totalityProblems(d, se, checked, seg.Text, seg.ExprOffset(), display)
+			}
 		}
 		e.single = p
 		return finish(e, d)
@@ -506,6 +514,7 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 			if msg := interpolationProblem(se.tree, checked.OutputType(), display, seg.Text); msg != "" {
 				d.add(seg.Offset, "%s", msg)
 			}
+			totalityProblems(d, se, checked, seg.Text, seg.ExprOffset(), display)
 		}
 		e.parts = append(e.parts, part{p: p})
 	}
@@ -524,11 +533,29 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 	return finish(e, d)
 }
 
+// totalityProblems reports, when the context asks, where the expression can
+// fail on an object its self schema accepts.
+func totalityProblems(d *diagSink, se *schemaEnv, checked *cel.Ast, src string, exprOff int, display string) {
+	if !d.ctx.Total {
+		return
+	}
+	for _, p := range analyseTotality(se.tree, checked.NativeRep(), src) {
+		d.addSeverity(d.ctx.TotalSeverity, exprOff+p.off, "%s can fail on objects %s accepts: %s", display, versionName(d.ctx), p.msg)
+	}
+}
+
 func finish(e *valueExpr, d *diagSink) (engine.Expr, katalog.Diagnostics) {
 	if d.diags.HasErrors() {
 		return nil, d.diags
 	}
 	return e, d.diags
+}
+
+func versionName(ctx *engine.Context) string {
+	if ctx.SelfVersion != "" {
+		return ctx.SelfVersion
+	}
+	return "its schema"
 }
 
 func selfName(ctx *engine.Context) string {
