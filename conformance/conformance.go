@@ -156,6 +156,9 @@ type Failure struct {
 	// Object is the object that fails — for generated objects the smallest
 	// one found that still fails.
 	Object map[string]any
+	// Explain are the lines of `orkestra explain` about the field: where
+	// the path puts it and how it comes back.
+	Explain []string
 }
 
 // Report is the outcome of a run.

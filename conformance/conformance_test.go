@@ -299,6 +299,11 @@ func TestPartialConversionFails(t *testing.T) {
 	if text := FormatCheck(cs[0]); !strings.Contains(text, "field: spec.host") || !strings.Contains(text, "smallest failing object:") {
 		t.Errorf("summary:\n%s", text)
 	}
+	// What explain says of the field: where the path puts it, how it comes back.
+	want := "  spec.hostPort  → spec.host ${self.spec.hostPort.split(':')[0]}; spec.port ${self.spec.hostPort.split(':')[1]}; exact through the stash; lossy after an edit (back: ${self.spec.?host.orValue('') + ':' + self.spec.?port.orValue('')})"
+	if len(f.Explain) != 1 || f.Explain[0] != want || !strings.Contains(FormatCheck(cs[0]), "explain:\n        "+want) {
+		t.Errorf("explain lines %q\nwant %q", f.Explain, want)
+	}
 }
 
 // ignoresEdits converts like the katalog, except that an object read back

@@ -46,6 +46,7 @@ func (r *runner) editWinsChecks(ci *crdInfo) {
 				}
 			}
 		}
+		r.explain(c, ci, b, a)
 		c.Note = fmt.Sprintf("%d edits of %d converted objects", edits, len(ci.objects[a]))
 		r.end(c)
 	})

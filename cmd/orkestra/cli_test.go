@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -118,6 +119,49 @@ func TestCheckTotality(t *testing.T) {
 	out, errOut, code = run(t, "", "check", "--strict", "-f", "../../conformance/testdata/hostport/katalog.yaml")
 	if code != 0 || errOut != "" || !strings.HasPrefix(out, "ok: ") {
 		t.Fatalf("e2e schema: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	const k = "../../conformance/testdata/retention/katalog.yaml"
+	out, errOut, code := run(t, "", "explain", "-f", k, "--crd", "backup-v1alpha1", "--from", "v1alpha1")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	want := `backups.conformance.orkestra.io v1alpha1 → v1 (` + k + `:17:13)
+  spec.retainDays  → spec.retention.days ${self.spec.?retainDays.orValue(30)}; exact through the stash; lossy after an edit (back: ${self.spec.retention.days})
+  spec.schedule    → spec.schedule ${self.spec.schedule}; exact (back: ${self.spec.schedule})
+  (v1) spec.suspend  ← literal false (` + k + `:23:24)
+`
+	if out != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+	out, _, code = run(t, "", "explain", "-f", k, "--from", "v1", "--to", "v1beta1", "-o", "json")
+	var covs []struct {
+		CRD, From, To string
+		Fields        []struct {
+			Field, Back string
+			To          []struct{ Field, Expression string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &covs); code != 0 || err != nil || len(covs) != 1 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	got := map[string]string{}
+	for _, f := range covs[0].Fields {
+		got[f.Field] = f.Back
+	}
+	if got["spec.retention.days"] != "exact through the stash; lossy after an edit" || got["spec.schedule"] != "exact" || got["spec.suspend"] != "exact through the stash; lossy after an edit" {
+		t.Errorf("back: %v", got)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"--crd nope", `no conversion path matches --crd "nope" --from "" --to "" (CRDs with conversion: backups.conformance.orkestra.io)`},
+		{"-o yaml", `-o "yaml": use text or json`},
+	} {
+		_, errOut, code := run(t, "", append([]string{"explain", "-f", k}, strings.Fields(tc.args)...)...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q", tc.args, code, errOut)
+		}
 	}
 }
 

@@ -100,7 +100,7 @@ type-checked against the CRD's schema when the katalog loads.`,
 	root.AddCommand(
 		newCheckCmd(), newRenderCmd(), newConvertCmd(), newMigrateCmd(),
 		newServeCmd(), newRunCmd(), newConformanceCmd(), newManifestsCmd(),
-		newDevCmd(), newVersionCmd(),
+		newDevCmd(), newVersionCmd(), newExplainCmd(),
 	)
 	return root
 }
