@@ -1,6 +1,7 @@
 package cel
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -319,6 +320,9 @@ func (t *totality) call(e ast.Expr, f *facts, env map[string]aval) aval {
 		if target, ok := conversionTargets[fn]; ok {
 			t.conversion(e, fn, target, args[0], as[0], f)
 		}
+		if fn == "json.decode" {
+			t.jsonDecode(e, args[0], as[0])
+		}
 	}
 	return aval{key: keyOf(e)}
 }
@@ -369,6 +373,29 @@ func (t *totality) conversion(e ast.Expr, fn string, target *lang, argExpr ast.E
 	t.report(e, callNameOffset(t.src, max(0, exprByteOffset(t.a, t.src, e.ID())), fn),
 		fmt.Sprintf("%s(%s) fails on values the schema allows (%s); add a pattern such as '%s' (and a maxLength), or guard it: %s.matches('%s') ? … : …",
 			fn, text, why, conversionExamples[fn], text, conversionExamples[fn]))
+}
+
+// jsonDecode checks json.decode(arg): a schema guarantees JSON only by an
+// enum of JSON documents.
+func (t *totality) jsonDecode(e, argExpr ast.Expr, arg aval) {
+	src := arg
+	if src.path == "" && src.origin != nil {
+		src = *src.origin
+	}
+	if src.path == "" || src.n == nil {
+		return // computed (json.encode(…), a literal): not followed
+	}
+	if len(src.n.enum) > 0 {
+		all := true
+		for _, v := range src.n.enum {
+			s, ok := v.(string)
+			all = all && ok && json.Valid([]byte(s))
+		}
+		if all {
+			return
+		}
+	}
+	t.report(e, -1, fmt.Sprintf("json.decode(%s) fails when %s does not hold JSON, which the schema cannot rule out; decode only what a conversion wrote with json.encode, or keep the value a plain string", t.text(argExpr), src.path))
 }
 
 // stringIn reports whether every value of string arg is in l.

@@ -111,6 +111,8 @@ func TestTotality(t *testing.T) {
 		{src: "${self.spec.?timeout.optMap(t, duration(t)).orValue(duration('0s'))}"},
 		{src: "${self.spec.?cpu.optMap(c, quantity(c).milliValue()).orValue(0)}", want: []string{"quantity(c) fails on values the schema allows"}},
 		{src: "${self.spec.?cpu.optMap(c, isQuantity(c) ? quantity(c).milliValue() : 0).orValue(0)}"},
+		{src: "${self.spec.?note.optMap(n, json.decode(n).size()).orValue(0)}", want: []string{"json.decode(n) fails when spec.note does not hold JSON, which the schema cannot rule out"}},
+		{src: "${json.decode(json.encode(self.spec.zones)).size()}"},
 		// fail() and optionals.
 		{src: "${self.spec.?size.optMap(s, s == 'small' ? 1 : fail('no')).orValue(0)}", want: []string{"fail(…) is reached by objects the schema accepts"}},
 		{src: "${self.spec.strictHostPort.matches('^[a-z0-9.-]+:[0-9]{1,5}$') ? 'ok' : fail('bad hostPort')}"},

@@ -342,5 +342,8 @@ func withoutStash(o map[string]any) map[string]any {
 	ann := u.GetAnnotations()
 	delete(ann, conversion.StashAnnotation)
 	u.SetAnnotations(ann)
+	if len(ann) == 0 {
+		unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+	}
 	return u.Object
 }
