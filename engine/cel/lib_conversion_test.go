@@ -100,3 +100,47 @@ func TestConversionLibraryNeedsItsVersion(t *testing.T) {
 		}
 	}
 }
+
+// The README's examples of the conversion additions, as written there.
+func TestConversionLibraryReadmeExamples(t *testing.T) {
+	b := newBackend(t, Options{})
+	self := schemaYAML(t, `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      tier: {type: string, maxLength: 8}
+      hostPort: {type: string, maxLength: 64}
+      memoryGiB: {type: number}
+      owner: {type: object, properties: {team: {type: string, maxLength: 16}}}
+      cpu: {type: string, maxLength: 8}
+      cpuMillis: {type: integer}
+`)
+	obj := objYAML(t, `
+metadata: {name: x, annotations: {example.com/owner: '{"team": "web"}'}}
+spec: {tier: c, hostPort: 'db:5432', memoryGiB: 1.5, owner: {team: web}, cpu: '1.5', cpuMillis: 2000}
+`)
+	for src, want := range map[string]any{
+		"${self.spec.tier in ['a', 'b'] ? self.spec.tier : fail('tier ' + self.spec.tier + ' has no counterpart')}": "tier c has no counterpart",
+		"${cel.bind(p, self.spec.hostPort.split(':'), p.size() > 1 ? p[1] : '80')}":                                 "5432",
+		"${int(math.round(self.spec.memoryGiB * 1024.0))}":                                                          int64(1536),
+		"${json.encode(self.spec.owner)}":                                                                           `{"team":"web"}`,
+		"${json.decode(self.metadata.annotations['example.com/owner']).team}":                                       "web",
+		"${quantity(self.spec.cpu).milliValue()}":                                                                   int64(1500),
+		"${string(quantity(string(self.spec.cpuMillis) + 'm'))}":                                                    "2",
+		"${format.labelValue().validate('not ok!').hasValue()}":                                                     true,
+	} {
+		e, diags := b.CompileValue(src, &engine.Context{Entry: "x", Field: "spec.x", Pos: testPos, Self: self})
+		if len(diags) > 0 {
+			t.Fatalf("%s: %v", src, diags)
+		}
+		v, err := e.Eval(engine.NewScope(obj))
+		if err != nil {
+			v = strings.TrimPrefix(err.Error(), "expression "+src+": ")
+		}
+		if v != want {
+			t.Errorf("%s = %#v, want %#v", src, v, want)
+		}
+	}
+}
