@@ -295,21 +295,27 @@ func emptySpecValid(s *structuralschema.Structural) bool {
 
 // specWritten decides whether a path writes the spec it evaluated: an
 // object without spec gets one only when an expression writes into it (the
-// path's literals alone do not make one), and an empty result is written
-// only where the source's spec is empty too or the target requires a spec.
+// path's literals alone do not make one), and an empty spec only where the
+// target's spec declares fields (or the target requires a spec) — a spec
+// that can hold nothing is left out.
 func specWritten(conv *engine.Conversion, p *engine.Path, src map[string]any, v any, present bool) bool {
 	if !present || v == nil || (!hasSpec(src) && !computes(p.Spec, v)) {
 		return false
 	}
 	if m, ok := v.(map[string]any); ok && len(m) == 0 {
-		sm, isMap := src["spec"].(map[string]any)
-		return (isMap && len(sm) == 0) || requiresSpec(conv.Schemas[p.To])
+		return holdsFields(conv.Schemas[p.To])
 	}
 	return true
 }
 
-func requiresSpec(s *structuralschema.Structural) bool {
-	return s.ValueValidation != nil && slices.Contains(s.ValueValidation.Required, "spec")
+// holdsFields reports whether a version's spec can hold anything, or the
+// version requires a spec.
+func holdsFields(s *structuralschema.Structural) bool {
+	if s.ValueValidation != nil && slices.Contains(s.ValueValidation.Required, "spec") {
+		return true
+	}
+	spec, ok := s.Properties["spec"]
+	return !ok || len(spec.Properties) > 0 || spec.AdditionalProperties != nil || spec.XPreserveUnknownFields
 }
 
 // computes reports whether value v, which node n evaluated to, holds
