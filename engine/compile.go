@@ -139,6 +139,8 @@ type target struct {
 	checkRequired bool
 	// total asks where expressions can fail on valid objects (conversions).
 	total bool
+	// labels: the values are labels (a conversion's metadata.labels).
+	labels bool
 }
 
 func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource {
@@ -338,8 +340,9 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 		}
 		stringMap := katalog.ResourceKinds["configMaps"].Fields["data"]
 		if p.Labels != nil {
-			t.field = base + ".metadata.labels"
-			cp.Labels = c.value(p.Labels, stringMap, t)
+			lt := t
+			lt.field, lt.labels = base+".metadata.labels", true
+			cp.Labels = c.value(p.Labels, stringMap, lt)
 		}
 		if p.Annotations != nil {
 			t.field = base + ".metadata.annotations"
@@ -416,6 +419,7 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 		Expected: expected, Coerce: t.coerce, CostLimit: c.opts.CostLimit,
 		AllowRandom: t.allowRandom != nil && t.allowRandom(t.field),
 		Total:       t.total,
+		LabelValue:  t.labels && expected != nil && expected.Type == "string",
 	}
 	if t.total && !c.opts.StrictTotality {
 		ctx.TotalSeverity = katalog.Warning

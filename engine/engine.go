@@ -57,6 +57,9 @@ type Context struct {
 	// is reported with TotalSeverity.
 	Total         bool
 	TotalSeverity katalog.Severity
+	// LabelValue: the value is a label value; with Total, a value the
+	// schema allows to be an invalid label value is reported too.
+	LabelValue bool
 }
 
 // Scope is the input of one evaluation: the object `self` stands for. A

@@ -497,6 +497,7 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 			if p != nil && !p.isPlain {
 				totalityProblems(d, se, checked, seg.Text, seg.ExprOffset(), display)
 			}
+			labelProblems(d, se, checked, seg.Text, seg.ExprOffset(), display)
 		}
 		e.single = p
 		return finish(e, d)
@@ -541,6 +542,17 @@ func totalityProblems(d *diagSink, se *schemaEnv, checked *cel.Ast, src string, 
 	}
 	for _, p := range analyseTotality(se.tree, checked.NativeRep(), src) {
 		d.addSeverity(d.ctx.TotalSeverity, exprOff+p.off, "%s can fail on objects %s accepts: %s", display, versionName(d.ctx), p.msg)
+	}
+}
+
+// labelProblems reports, for a label value, when the schema allows the
+// field it comes from to hold an invalid label value.
+func labelProblems(d *diagSink, se *schemaEnv, checked *cel.Ast, src string, exprOff int, display string) {
+	if !d.ctx.Total || !d.ctx.LabelValue {
+		return
+	}
+	if msg := labelValueProblem(se.tree, checked.NativeRep(), src); msg != "" {
+		d.addSeverity(d.ctx.TotalSeverity, exprOff, "%s can fail on objects %s accepts: %s", display, versionName(d.ctx), msg)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The totality analysis finds where an expression can fail on an object its
@@ -884,4 +886,30 @@ func literalList(keys []any) string {
 		out[i] = formatEnumValue(k)
 	}
 	return strings.Join(out, ", ")
+}
+
+// labelValueProblem says why the value of a label expression may not be a
+// valid label value, or "": only values taken from a field are judged (a
+// computed string is checked when the conversion runs).
+func labelValueProblem(tree *schemaTree, a *ast.AST, src string) string {
+	t := &totality{tree: tree, a: a, src: src, seen: map[string]bool{}}
+	v := t.quiet(a.Expr(), (&facts{}).with(nil), map[string]aval{})
+	if v.path == "" || v.n == nil || v.n.kind != kString {
+		return ""
+	}
+	if len(v.n.enum) > 0 {
+		for _, x := range v.n.enum {
+			s, ok := x.(string)
+			if !ok || len(validation.IsValidLabelValue(s)) > 0 {
+				return fmt.Sprintf("the label takes %s, whose enum value %v is not a valid label value", v.path, x)
+			}
+		}
+		return ""
+	}
+	if v.n.pattern != "" && v.n.maxLength >= 0 && v.n.maxLength <= int64(validation.LabelValueMaxLength) {
+		if l, ok := patternLang(v.n.pattern, v.n.maxLength); ok && l.subsetOf(labelValueLang) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("the label takes %s, which the schema allows to be an invalid label value (at most 63 characters of [A-Za-z0-9_.-], alphanumeric at both ends); give it a pattern such as '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' and maxLength: 63, or an enum", v.path)
 }

@@ -163,3 +163,39 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// A label a conversion writes from a field: the schema must keep its
+// values valid label values.
+func TestTotalityLabelValues(t *testing.T) {
+	b := newBackend(t, Options{})
+	self := schemaYAML(t, `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      free: {type: string, maxLength: 32}
+      zone: {type: string, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'}
+      long: {type: string, pattern: '^[a-z]+$'}
+      tier: {type: string, enum: [gold, silver]}
+      odd: {type: string, enum: [gold, 'not ok']}
+`)
+	for src, want := range map[string]string{
+		"${self.spec.?free}":                   "the label takes spec.free, which the schema allows to be an invalid label value",
+		"${self.spec.?zone}":                   "",
+		"${self.spec.?long}":                   "the label takes spec.long, which the schema allows to be an invalid label value",
+		"${self.spec.?tier.orValue('bronze')}": "",
+		"${self.spec.?odd}":                    "the label takes spec.odd, whose enum value not ok is not a valid label value",
+		"${'v' + string(1)}":                   "",
+	} {
+		ctx := &engine.Context{Entry: "w", Field: "conversion.paths[0].metadata.labels.x", Pos: testPos, Self: self, SelfVersion: "v1",
+			Expected: schemaYAML(t, `{type: string}`), Total: true, TotalSeverity: katalog.Warning, LabelValue: true}
+		_, diags := b.CompileValue(src, ctx)
+		switch {
+		case want == "" && len(diags) > 0:
+			t.Errorf("%s: %v", src, diags)
+		case want != "" && (len(diags) != 1 || !strings.Contains(diags[0].Error(), "can fail on objects v1 accepts: "+want)):
+			t.Errorf("%s: %v, want …%s", src, diags, want)
+		}
+	}
+}
