@@ -54,10 +54,10 @@ type Converter struct {
 	// inputs are, per computing node of every path (an expression, or a
 	// list holding expressions), the data paths of self it reads.
 	inputs map[*engine.Node][][]string
-	// settles holds the schemas whose objects the API server changes after
-	// a conversion (defaults): the converter does the same before it
-	// computes the way back.
-	settles map[*structuralschema.Structural]bool
+	// defaults holds, per schema with defaults, where they are: the
+	// converter applies them as the API server does before it computes
+	// the way back.
+	defaults map[*structuralschema.Structural]*defaultsTree
 }
 
 // New returns a converter over plan.
@@ -65,11 +65,11 @@ func New(plan *engine.Plan, opts Options) *Converter {
 	if opts.MaxStashBytes <= 0 {
 		opts.MaxStashBytes = DefaultMaxStashBytes
 	}
-	c := &Converter{plan: plan, opts: opts, identity: identityLeaves(plan), inputs: nodeInputs(plan), settles: map[*structuralschema.Structural]bool{}}
+	c := &Converter{plan: plan, opts: opts, identity: identityLeaves(plan), inputs: nodeInputs(plan), defaults: map[*structuralschema.Structural]*defaultsTree{}}
 	for _, conv := range plan.Conversions {
 		for _, s := range conv.Schemas {
-			if hasDefaults(s) {
-				c.settles[s] = true
+			if d := buildDefaults(s); d != nil {
+				c.defaults[s] = d
 			}
 		}
 	}

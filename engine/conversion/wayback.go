@@ -281,7 +281,8 @@ func equal(a, b any) bool {
 // returns it, where that changes anything: the schema's defaults. Inputs
 // are read, and the way back computed, as a client will see them.
 func (c *Converter) settle(s *structuralschema.Structural, obj map[string]any) map[string]any {
-	if !c.settles[s] || !needsDefault(obj, s) {
+	d := c.defaults[s]
+	if d == nil || !d.needed(obj) {
 		return obj
 	}
 	out := make(map[string]any, len(obj))
@@ -297,60 +298,82 @@ func (c *Converter) settle(s *structuralschema.Structural, obj map[string]any) m
 	return out
 }
 
-// needsDefault reports whether defaulting.Default would change x: a field
-// with a default is missing (or a non-nullable null) somewhere.
-func needsDefault(x any, s *structuralschema.Structural) bool {
+// defaultsTree is the part of a schema that leads to defaults, built once:
+// checking whether an object lacks one walks only it.
+type defaultsTree struct {
+	props      map[string]*defaultsTree
+	hasDefault bool
+	nullable   bool
+	items      *defaultsTree
+	additional *defaultsTree
+}
+
+// buildDefaults returns the defaults tree of s, nil when s has none.
+func buildDefaults(s *structuralschema.Structural) *defaultsTree {
 	if s == nil {
-		return false
+		return nil
 	}
-	missing := func(v any, found bool, p *structuralschema.Structural) bool {
-		return p != nil && p.Default.Object != nil && (!found || (v == nil && !p.Nullable))
+	d := &defaultsTree{hasDefault: s.Default.Object != nil, nullable: s.Nullable}
+	found := d.hasDefault
+	for k := range s.Properties {
+		p := s.Properties[k]
+		if pd := buildDefaults(&p); pd != nil {
+			if d.props == nil {
+				d.props = map[string]*defaultsTree{}
+			}
+			d.props[k] = pd
+			found = true
+		}
 	}
+	if d.items = buildDefaults(s.Items); d.items != nil {
+		found = true
+	}
+	if s.AdditionalProperties != nil {
+		if d.additional = buildDefaults(s.AdditionalProperties.Structural); d.additional != nil {
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	return d
+}
+
+// missing reports whether a value found (or not) here would be defaulted.
+func (d *defaultsTree) missing(v any, found bool) bool {
+	return d.hasDefault && (!found || (v == nil && !d.nullable))
+}
+
+// needed reports whether defaulting.Default would change x.
+func (d *defaultsTree) needed(x any) bool {
 	switch x := x.(type) {
 	case map[string]any:
-		for k, prop := range s.Properties {
-			if v, found := x[k]; missing(v, found, &prop) {
+		for k, pd := range d.props {
+			v, found := x[k]
+			if pd.missing(v, found) || (found && pd.needed(v)) {
 				return true
 			}
 		}
-		for k, v := range x {
-			if prop, found := s.Properties[k]; found {
-				if needsDefault(v, &prop) {
-					return true
+		if d.additional != nil {
+			for k, v := range x {
+				if _, declared := d.props[k]; declared {
+					continue
 				}
-			} else if s.AdditionalProperties != nil {
-				if missing(v, true, s.AdditionalProperties.Structural) || needsDefault(v, s.AdditionalProperties.Structural) {
+				if d.additional.missing(v, true) || d.additional.needed(v) {
 					return true
 				}
 			}
 		}
 	case []any:
-		for _, v := range x {
-			if missing(v, true, s.Items) || needsDefault(v, s.Items) {
-				return true
+		if d.items != nil {
+			for _, v := range x {
+				if d.items.missing(v, true) || d.items.needed(v) {
+					return true
+				}
 			}
 		}
 	}
 	return false
-}
-
-// hasDefaults reports whether any field of s declares a default.
-func hasDefaults(s *structuralschema.Structural) bool {
-	if s == nil {
-		return false
-	}
-	if s.Default.Object != nil {
-		return true
-	}
-	for _, p := range s.Properties {
-		if hasDefaults(&p) {
-			return true
-		}
-	}
-	if s.Items != nil && hasDefaults(s.Items) {
-		return true
-	}
-	return s.AdditionalProperties != nil && hasDefaults(s.AdditionalProperties.Structural)
 }
 
 // pruned returns v without the fields schema s cannot hold. v is shared
