@@ -37,6 +37,7 @@ is an error.`,
 		},
 	}
 	kf.register(cmd)
+	kf.registerKubeconfig(cmd)
 	cmd.Flags().BoolVar(&kf.strictTotality, "strict", false, "a conversion expression that can fail on an object its source schema accepts is an error, not a warning")
 	return cmd
 }
