@@ -16,7 +16,7 @@ import (
 
 func newExplainCmd() *cobra.Command {
 	var kf katalogFlags
-	var crd, from, to, output string
+	var from, to, output string
 	cmd := &cobra.Command{
 		Use:   "explain -f KATALOG [--crd NAME] [--from V --to W] [-o text|json]",
 		Short: "Show, per field, where each conversion path puts it and how it comes back",
@@ -33,13 +33,15 @@ comes back:
                                                  expression reads is unchanged, and an
                                                  edit at the other version wins
 
-and the target fields the path sets to a literal. --crd takes a CRD name
-(widgets.example.org) or a katalog entry name; --from and --to pick paths.`,
+and the target fields the path sets to a literal. --crd takes, besides a CRD
+manifest as for every command, the name of a CRD (widgets.example.org) or of
+a katalog entry to explain; --from and --to pick paths.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
 				return fmt.Errorf("-o %q: use text or json", output)
 			}
+			names := kf.crdNames()
 			plan, err := kf.compile(cmd.ErrOrStderr())
 			if errors.Is(err, errProblems) {
 				return exitCode(1)
@@ -47,7 +49,7 @@ and the target fields the path sets to a literal. --crd takes a CRD name
 			if err != nil {
 				return err
 			}
-			covs, err := coverages(plan, crd, from, to)
+			covs, err := coverages(plan, names, from, to)
 			if err != nil {
 				return err
 			}
@@ -60,24 +62,22 @@ and the target fields the path sets to a literal. --crd takes a CRD name
 		},
 	}
 	kf.register(cmd)
-	cmd.Flags().StringVar(&crd, "crd", "", "only this CRD (its name, or a katalog entry name)")
+	kf.registerKubeconfig(cmd)
 	cmd.Flags().StringVar(&from, "from", "", "only paths from this version")
 	cmd.Flags().StringVar(&to, "to", "", "only paths to this version")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
 	return cmd
 }
 
-// coverages explains the plan's paths that match the filters.
-func coverages(plan *engine.Plan, crd, from, to string) ([]*conversion.Coverage, error) {
+// coverages explains the plan's paths that match the filters: CRDs or
+// entries by name (none: all), versions.
+func coverages(plan *engine.Plan, crds []string, from, to string) ([]*conversion.Coverage, error) {
 	conv := conversion.New(plan, conversion.Options{})
 	var names []string
 	var out []*conversion.Coverage
 	for _, c := range plan.Conversions {
 		names = append(names, c.CRD.Object.Name)
-		if crd != "" && crd != c.CRD.Object.Name && plan.Entry(crd) == nil {
-			continue
-		}
-		if e := plan.Entry(crd); crd != "" && e != nil && e.Source.CRD != c.CRD {
+		if !selected(plan, c, crds) {
 			continue
 		}
 		for pair := range c.Paths {
@@ -91,7 +91,7 @@ func coverages(plan *engine.Plan, crd, from, to string) ([]*conversion.Coverage,
 		return nil, errors.New("the katalog declares no conversion")
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no conversion path matches --crd %q --from %q --to %q (CRDs with conversion: %s)", crd, from, to, strings.Join(names, ", "))
+		return nil, fmt.Errorf("no conversion path matches --crd %q --from %q --to %q (CRDs with conversion: %s)", strings.Join(crds, ","), from, to, strings.Join(names, ", "))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -104,6 +104,23 @@ func coverages(plan *engine.Plan, crd, from, to string) ([]*conversion.Coverage,
 		return a.To < b.To
 	})
 	return out, nil
+}
+
+// selected reports whether conversion c is one the names pick: its CRD's
+// name or one of its entries' names.
+func selected(plan *engine.Plan, c *engine.Conversion, names []string) bool {
+	if len(names) == 0 {
+		return true
+	}
+	for _, n := range names {
+		if n == c.CRD.Object.Name {
+			return true
+		}
+		if e := plan.Entry(n); e != nil && e.Source.CRD == c.CRD {
+			return true
+		}
+	}
+	return false
 }
 
 func writeCoverages(w io.Writer, covs []*conversion.Coverage) error {

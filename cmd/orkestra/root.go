@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 
 	celgo "github.com/google/cel-go/cel"
@@ -36,6 +37,21 @@ func (f *katalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.crds, "crd", nil, "CRD manifest file or directory supplying the schema of entries without crdFile (repeatable)")
 	cmd.Flags().Uint64Var(&f.runtimeCostLimit, "max-runtime-cost", 0, fmt.Sprintf("runtime cost limit per expression evaluation (default %d)", celengine.DefaultRuntimeCostLimit))
 	_ = cmd.MarkFlagRequired("katalog")
+}
+
+// crdNames takes out of --crd the values that are not files or
+// directories: explain reads them as the names of CRDs or entries.
+func (f *katalogFlags) crdNames() []string {
+	var paths, names []string
+	for _, c := range f.crds {
+		if _, err := os.Stat(c); err == nil {
+			paths = append(paths, c)
+		} else {
+			names = append(names, c)
+		}
+	}
+	f.crds = paths
+	return names
 }
 
 // registerKubeconfig adds --kubeconfig to an offline command: the cluster
