@@ -279,6 +279,38 @@ func TestDefaultsRoundTripExactly(t *testing.T) {
 		"apiserver/backups.conformance.orkestra.io write via v1alpha1", "read v1→v1alpha1")
 }
 
+// The engine and the suite agree on what the stash means: an object that
+// already carries one (a sample converted from v1alpha1, with the retention
+// the way back would not reproduce) round-trips from v1 and v1beta1, and its
+// entries come back at v1alpha1.
+func TestSuiteAndEngineAgreeOnTheStash(t *testing.T) {
+	plan := compile(t, retentionKatalog)
+	conv := conversion.New(plan, conversion.Options{})
+	var samples []*unstructured.Unstructured
+	for _, v := range []string{"v1", "v1beta1"} {
+		in := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "conformance.orkestra.io/v1alpha1", "kind": "Backup",
+			"metadata": map[string]any{"name": "stashed-" + v, "namespace": "default"},
+			"spec":     map[string]any{"schedule": "@daily"},
+		}}
+		out, err := conv.Convert(in, "conformance.orkestra.io/"+v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := out.GetAnnotations()[conversion.StashAnnotation]; !ok {
+			t.Fatalf("%s: the sample must carry a stash: %v", v, out.Object)
+		}
+		samples = append(samples, out)
+	}
+	r := run(t, plan, Options{Count: 10, Seed: 1, Samples: samples})
+	mustPass(t, r)
+	for _, c := range r.Find("roundtrip/backups.conformance.orkestra.io v1") {
+		if c.Cases < 10+len(samples) {
+			t.Errorf("%s checked %d objects", c.ID(), c.Cases)
+		}
+	}
+}
+
 // A conversion that fails on objects its source schema accepts is shown
 // with the smallest such object and the field.
 func TestPartialConversionFails(t *testing.T) {
