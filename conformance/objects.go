@@ -272,7 +272,7 @@ func (r *runner) to(ci *crdInfo, obj map[string]any, version string) (map[string
 	if u.GetAPIVersion() == ci.gv(version) {
 		return settle(deepCopyMap(obj), ci.schemas[version]), nil
 	}
-	out, err := r.conv.Convert(u, ci.gv(version))
+	out, err := r.offline.Convert(u, ci.gv(version))
 	if err != nil {
 		return nil, err
 	}

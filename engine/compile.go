@@ -22,6 +22,9 @@ type CompileOptions struct {
 	// MaxForEach bounds the children of one forEach declaration whose field
 	// has no maxItems/maxProperties (0: DefaultMaxForEach).
 	MaxForEach int
+	// StrictTotality makes a conversion expression that can fail on an
+	// object its source schema accepts an error instead of a warning.
+	StrictTotality bool
 }
 
 // Compile turns a loaded katalog into an immutable plan: every string value,
@@ -174,6 +177,10 @@ type target struct {
 	// checkRequired reports required target fields a map leaves unset
 	// (conversion outputs construct whole objects).
 	checkRequired bool
+	// total asks where expressions can fail on valid objects (conversions).
+	total bool
+	// labels: the values are labels (a conversion's metadata.labels).
+	labels bool
 }
 
 func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource {
@@ -411,7 +418,7 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 			continue // the loader reported the unknown version
 		}
 		base := fmt.Sprintf("conversion.paths[%d]", p.Index)
-		t := target{self: from, selfVersion: p.From, coerce: CoerceGuess, checkRequired: true}
+		t := target{self: from, selfVersion: p.From, coerce: CoerceGuess, checkRequired: true, total: true}
 		cp := &Path{Source: p, From: p.From, To: p.To, ToAPIVersion: crd.Object.Spec.Group + "/" + p.To}
 		if p.Spec != nil {
 			t.field = base + ".spec"
@@ -423,8 +430,9 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 		}
 		stringMap := katalog.ResourceKinds["configMaps"].Fields["data"]
 		if p.Labels != nil {
-			t.field = base + ".metadata.labels"
-			cp.Labels = c.value(p.Labels, stringMap, t)
+			lt := t
+			lt.field, lt.labels = base+".metadata.labels", true
+			cp.Labels = c.value(p.Labels, stringMap, lt)
 		}
 		if p.Annotations != nil {
 			t.field = base + ".metadata.annotations"
@@ -514,6 +522,11 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 		Expected: expected, Coerce: t.coerce, CostLimit: c.opts.CostLimit,
 		AllowRandom: t.allowRandom != nil && t.allowRandom(t.field),
 		Vars:        c.vars,
+		Total:       t.total,
+		LabelValue:  t.labels && expected != nil && expected.Type == "string",
+	}
+	if t.total && !c.opts.StrictTotality {
+		ctx.TotalSeverity = katalog.Warning
 	}
 	if lang == Legacy && t.rawRefs != nil && t.rawRefs(t.field) {
 		if m := plainLegacyRef.FindStringSubmatch(v.Str); m != nil {

@@ -57,6 +57,14 @@ type Context struct {
 	// `value`), typed by their schemas. The legacy adapter reads the same
 	// values under the object's root instead (see Scope).
 	Vars []Var
+	// Total asks where the value can fail on an object Self's schema
+	// accepts (conversion paths must not fail on valid objects); each place
+	// is reported with TotalSeverity.
+	Total         bool
+	TotalSeverity katalog.Severity
+	// LabelValue: the value is a label value; with Total, a value the
+	// schema allows to be an invalid label value is reported too.
+	LabelValue bool
 }
 
 // Var is a variable an expression may read besides self.
@@ -120,6 +128,16 @@ type Expr interface {
 // skip work for fields that provably survive a round trip.
 type FieldRef interface {
 	FieldPath() []string
+}
+
+// InputReader is implemented by expressions that know which fields of self
+// they read. The conversion executor records those fields' values beside
+// what it stashes, to tell an untouched round trip from an edit.
+type InputReader interface {
+	// Inputs are the data paths the expression reads (["spec", "image"]);
+	// a path stands for everything below it, an empty path for the whole
+	// object.
+	Inputs() [][]string
 }
 
 // Condition is a compiled boolean.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 
 	celgo "github.com/google/cel-go/cel"
@@ -23,6 +24,8 @@ type katalogFlags struct {
 	costLimit        uint64
 	runtimeCostLimit uint64
 	maxForEach       int
+	// strictTotality makes conversions that can fail on valid objects errors.
+	strictTotality bool
 	// kubeconfig is --kubeconfig of the offline commands; cluster, when set,
 	// supplies the configuration of commands that always talk to a cluster.
 	kubeconfig string
@@ -36,6 +39,21 @@ func (f *katalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Uint64Var(&f.runtimeCostLimit, "max-runtime-cost", 0, fmt.Sprintf("runtime cost limit per expression evaluation (default %d)", celengine.DefaultRuntimeCostLimit))
 	cmd.Flags().IntVar(&f.maxForEach, "max-foreach", 0, fmt.Sprintf("most children of one forEach declaration whose field the schema does not bound (default %d)", engine.DefaultMaxForEach))
 	_ = cmd.MarkFlagRequired("katalog")
+}
+
+// crdNames takes out of --crd the values that are not files or
+// directories: explain reads them as the names of CRDs or entries.
+func (f *katalogFlags) crdNames() []string {
+	var paths, names []string
+	for _, c := range f.crds {
+		if _, err := os.Stat(c); err == nil {
+			paths = append(paths, c)
+		} else {
+			names = append(names, c)
+		}
+	}
+	f.crds = paths
+	return names
 }
 
 // registerKubeconfig adds --kubeconfig to an offline command: the cluster
@@ -85,7 +103,7 @@ func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit, MaxForEach: f.maxForEach})
+	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit, MaxForEach: f.maxForEach, StrictTotality: f.strictTotality})
 	all := append(diags, cdiags...)
 	printDiagnostics(w, all)
 	if all.HasErrors() {
@@ -126,7 +144,7 @@ type-checked against the CRD's schema when the katalog loads.`,
 	root.AddCommand(
 		newCheckCmd(), newRenderCmd(), newConvertCmd(), newMigrateCmd(),
 		newServeCmd(), newRunCmd(), newConformanceCmd(), newManifestsCmd(),
-		newDevCmd(), newVersionCmd(),
+		newDevCmd(), newVersionCmd(), newExplainCmd(),
 	)
 	return root
 }

@@ -28,12 +28,16 @@ type diagSink struct {
 }
 
 func (d *diagSink) add(offset int, format string, args ...any) {
+	d.addSeverity(katalog.Error, offset, format, args...)
+}
+
+func (d *diagSink) addSeverity(sev katalog.Severity, offset int, format string, args ...any) {
 	if offset < 0 {
 		offset = 0
 	}
 	d.diags = append(d.diags, katalog.Diagnostic{
 		Pos:      d.ctx.Pos.Offset(offset),
-		Severity: katalog.Error,
+		Severity: sev,
 		Entry:    d.ctx.Entry,
 		Field:    d.ctx.Field,
 		Message:  fmt.Sprintf(format, args...),
@@ -72,6 +76,8 @@ type program struct {
 	limit     uint64
 	// vars are the variables besides self the expression may read.
 	vars map[string]*node
+	// inputs are the data paths of self the expression reads.
+	inputs [][]string
 }
 
 type step struct {
@@ -165,6 +171,7 @@ func (b *Backend) compileExpr(se *schemaEnv, src string, exprOff, segOff int, di
 			p.vars[name] = t.root
 		}
 	}
+	p.inputs = inputPaths(se.tree.root, native.Expr())
 	p.plainRoot, p.plain, p.isPlain = plainSteps(native.Expr())
 	if p.isPlain {
 		root := p.root
@@ -529,6 +536,11 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 				d.add(off, "%s", pr.msg)
 			}
 			e.runtimeCheck = c.runtime && ctx.Expected != nil
+			// A plain reference to an absent field leaves the target unset.
+			if p != nil && !p.isPlain {
+				totalityProblems(d, se, checked, seg.Text, seg.ExprOffset(), display)
+			}
+			labelProblems(d, se, checked, seg.Text, seg.ExprOffset(), display)
 		}
 		e.single = p
 		return finish(e, d)
@@ -546,6 +558,7 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 			if msg := interpolationProblem(se.tree, checked.OutputType(), display, seg.Text); msg != "" {
 				d.add(seg.Offset, "%s", msg)
 			}
+			totalityProblems(d, se, checked, seg.Text, seg.ExprOffset(), display)
 		}
 		e.parts = append(e.parts, part{p: p})
 	}
@@ -564,11 +577,40 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 	return finish(e, d)
 }
 
+// totalityProblems reports, when the context asks, where the expression can
+// fail on an object its self schema accepts.
+func totalityProblems(d *diagSink, se *schemaEnv, checked *cel.Ast, src string, exprOff int, display string) {
+	if !d.ctx.Total {
+		return
+	}
+	for _, p := range analyseTotality(se.tree, checked.NativeRep(), src) {
+		d.addSeverity(d.ctx.TotalSeverity, exprOff+p.off, "%s can fail on objects %s accepts: %s", display, versionName(d.ctx), p.msg)
+	}
+}
+
+// labelProblems reports, for a label value, when the schema allows the
+// field it comes from to hold an invalid label value.
+func labelProblems(d *diagSink, se *schemaEnv, checked *cel.Ast, src string, exprOff int, display string) {
+	if !d.ctx.Total || !d.ctx.LabelValue {
+		return
+	}
+	if msg := labelValueProblem(se.tree, checked.NativeRep(), src); msg != "" {
+		d.addSeverity(d.ctx.TotalSeverity, exprOff, "%s can fail on objects %s accepts: %s", display, versionName(d.ctx), msg)
+	}
+}
+
 func finish(e *valueExpr, d *diagSink) (engine.Expr, katalog.Diagnostics) {
 	if d.diags.HasErrors() {
 		return nil, d.diags
 	}
 	return e, d.diags
+}
+
+func versionName(ctx *engine.Context) string {
+	if ctx.SelfVersion != "" {
+		return ctx.SelfVersion
+	}
+	return "its schema"
 }
 
 func selfName(ctx *engine.Context) string {
@@ -664,6 +706,20 @@ func (e *valueExpr) FieldPath() []string {
 		path[i] = s.key
 	}
 	return path
+}
+
+// Inputs are the data paths of self the value reads (engine.InputReader).
+func (e *valueExpr) Inputs() [][]string {
+	if e.single != nil {
+		return e.single.inputs
+	}
+	var all [][]string
+	for _, pt := range e.parts {
+		if pt.p != nil {
+			all = append(all, pt.p.inputs...)
+		}
+	}
+	return minimalPaths(all)
 }
 
 func (e *valueExpr) outputType() string {

@@ -106,14 +106,24 @@ type schemaEnv struct {
 // baseEnvSet is Kubernetes' base environment at CompatibilityVersion with the
 // orkestra library and backtick identifiers, built once per process.
 var baseEnvSet = sync.OnceValues(func() (*environment.EnvSet, error) {
-	return environment.MustBaseEnvSet(compatibilityVersion).Extend(environment.VersionedOptions{
+	return envSetAt(compatibilityVersion)
+})
+
+// envSetAt is the environment at a compatibility version: Kubernetes' base
+// environment, the orkestra library, and Orkestra's conversion additions
+// from 1.37 on (absent where the pinned version is older).
+func envSetAt(v *version.Version) (*environment.EnvSet, error) {
+	return environment.MustBaseEnvSet(v).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
 			cel.Lib(orkestraLib{}),
 			cel.EnableIdentifierEscapeSyntax(),
 		},
+	}, environment.VersionedOptions{
+		IntroducedVersion: conversionLibrariesVersion,
+		EnvOptions:        conversionLibraries(),
 	})
-})
+}
 
 // New returns a Backend. The base environment is built once; each `self`
 // schema extends it once, on first use.
