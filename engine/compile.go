@@ -358,6 +358,7 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 			}
 		}
 	}
+	conv.Identity = isIdentity(conv)
 	return conv
 }
 

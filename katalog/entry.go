@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "operatorBox", "reconciler", "conversion"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "operatorBox", "reconciler", "conversion", "deprecated", "deprecationWarning"}
 
 func (d *decoder) crdEntry(k *Katalog, name string, nameNode, body *yaml.Node, listForm bool, dir string, crds map[string]*CRD) {
 	d.entry = name
@@ -46,6 +46,7 @@ func (d *decoder) crdEntry(k *Katalog, name string, nameNode, body *yaml.Node, l
 		e.Resync = r
 	}
 	d.apiTypes(e, o["apiTypes"], body)
+	d.deprecation(e, o)
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
 		p := resolvePath(dir, f)
 		if _, err := os.Stat(p); err != nil {

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/operator"
 	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
@@ -107,6 +108,7 @@ type devSession struct {
 	httpAddr   string
 	applied    []string
 	crds       []*apiextensionsv1.CustomResourceDefinition
+	strategies map[string]crdspec.Strategy
 }
 
 // runDev runs the session until ctx is done. ready, when set, is called
@@ -194,7 +196,8 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 	}
 	s.httpAddr = df.httpAddr
 
-	if s.crds, err = installDevCRDs(ctx, s.cfg, plan, s.webhookURL, caPEM); err != nil {
+	s.strategies = map[string]crdspec.Strategy{}
+	if s.crds, err = installDevCRDs(ctx, s.cfg, plan, s.webhookURL, caPEM, s.strategies); err != nil {
 		return err
 	}
 
@@ -297,9 +300,10 @@ func envtestAssets(flag string, stderr io.Writer) (string, error) {
 	return "", errors.New("no kube-apiserver and etcd for the local control plane: pass --assets DIR or set KUBEBUILDER_ASSETS to a directory holding both, or run orkestra dev inside the orkestra repository (hack/envtest-assets.sh builds them)")
 }
 
-// installDevCRDs installs the katalog's CRDs; those the katalog converts go
-// through url with caPEM as their caBundle.
-func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, url string, caPEM []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// installDevCRDs installs the katalog's CRDs (crdspec: deprecations, and
+// conversion through url with caPEM as caBundle where a webhook is needed),
+// recording each one's conversion strategy in strategies.
+func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, url string, caPEM []byte, strategies map[string]crdspec.Strategy) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	ext, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -314,17 +318,10 @@ func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, ur
 		seen[src.Object.Name] = true
 		crd := &apiextensionsv1.CustomResourceDefinition{
 			ObjectMeta: metav1.ObjectMeta{Name: src.Object.Name, Labels: src.Object.Labels, Annotations: src.Object.Annotations},
-			Spec:       *src.Object.Spec.DeepCopy(),
 		}
-		if _, ok := plan.Conversions[src.GroupKind()]; ok {
-			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-				Strategy: apiextensionsv1.WebhookConverter,
-				Webhook: &apiextensionsv1.WebhookConversion{
-					ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
-					ConversionReviewVersions: []string{"v1", "v1beta1"},
-				},
-			}
-		}
+		var strategy crdspec.Strategy
+		crd.Spec, strategy = crdspec.Spec(plan, src, apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caPEM})
+		strategies[crd.Name] = strategy
 		created, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{FieldManager: devFieldManager})
 		if err != nil {
 			return nil, fmt.Errorf("installing CRD %s (from %s): %w", crd.Name, src.Path, err)
@@ -443,8 +440,11 @@ func printDevSession(w io.Writer, plan *engine.Plan, s *devSession) {
 			}
 		}
 		conv := "no conversion"
-		if c.Spec.Conversion != nil && c.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+		switch s.strategies[c.Name] {
+		case crdspec.Webhook:
 			conv = "converted by " + s.webhookURL
+		case crdspec.Identity:
+			conv = "identity conversion: strategy None, the webhook is not called"
 		}
 		fmt.Fprintf(w, "    %s  versions %s (storage %s), %s\n", c.Name, strings.Join(versions, ", "), storage, conv)
 	}

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
 
@@ -130,6 +131,9 @@ type Install struct {
 	Children []ChildAccess
 	// Warnings are what could not be derived (printed by the command).
 	Warnings []string
+	// Notes say what the install decided for the user (printed by the
+	// command): CRDs installed without the webhook.
+	Notes []string
 	// Names of what the install refers to.
 	ServiceAccount, ServiceName, SecretName, LeaseName, ConfigMapName string
 	CRDNames                                                          []string
@@ -348,28 +352,24 @@ func (in *Install) crds(plan *engine.Plan) []*apiextensionsv1.CustomResourceDefi
 				Labels:      merge(src.Labels, map[string]string{LabelKatalog: plan.Katalog.Name}),
 				Annotations: src.Annotations,
 			},
-			Spec: *src.Spec.DeepCopy(),
 		}
-		if _, ok := plan.Conversions[e.Source.CRD.GroupKind()]; ok {
-			c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-				Strategy: apiextensionsv1.WebhookConverter,
-				Webhook: &apiextensionsv1.WebhookConversion{
-					ClientConfig: &apiextensionsv1.WebhookClientConfig{
-						Service: &apiextensionsv1.ServiceReference{
-							Namespace: in.Options.Namespace,
-							Name:      in.ServiceName,
-							Path:      ptr.To(ConvertPath),
-							Port:      ptr.To(int32(ServicePort)),
-						},
-					},
-					ConversionReviewVersions: []string{"v1", "v1beta1"},
-				},
-			}
+		cc := apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+			Namespace: in.Options.Namespace,
+			Name:      in.ServiceName,
+			Path:      ptr.To(ConvertPath),
+			Port:      ptr.To(int32(ServicePort)),
+		}}
+		spec, strategy := crdspec.Spec(plan, e.Source.CRD, cc)
+		c.Spec = spec
+		switch strategy {
+		case crdspec.Webhook:
 			if in.Options.CertManager {
 				c.Annotations = merge(c.Annotations, map[string]string{
 					AnnotationInjectCA: in.Options.Namespace + "/" + in.certificateName(),
 				})
 			}
+		case crdspec.Identity:
+			in.Notes = append(in.Notes, crdspec.IdentityNote(c.Name))
 		}
 		out = append(out, c)
 	}
