@@ -3,8 +3,8 @@ package engine
 import (
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
