@@ -203,7 +203,7 @@ func TestP95(t *testing.T) {
 	m, _ := NewMetrics(nil)
 	p := m.pair(pairKey{group: "g", kind: "K", from: "a", to: "b"})
 	for i := 1; i <= 100; i++ {
-		p.observe(time.Duration(i)*time.Millisecond, true)
+		p.observe(time.Now(), time.Duration(i)*time.Millisecond, true)
 	}
 	s := m.Summary(schemaGVK("g", "b", "K"))
 	if s.Total != 100 || s.P95Latency != 95*time.Millisecond || s.AvgLatency != 50500*time.Microsecond {
@@ -211,7 +211,7 @@ func TestP95(t *testing.T) {
 	}
 	// The window is bounded: after LatencyWindow fast samples the slow ones are gone.
 	for range LatencyWindow {
-		p.observe(time.Microsecond, true)
+		p.observe(time.Now(), time.Microsecond, true)
 	}
 	if s := m.Summary(schemaGVK("g", "b", "K")); s.P95Latency != time.Microsecond || s.Total != 100+LatencyWindow {
 		t.Errorf("after the window: %+v", s)
@@ -486,8 +486,8 @@ func TestMetricsRegisterTwice(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a second NewMetrics on the same registry: %v", err)
 	}
-	a.pair(pairKey{kind: "K", from: "a", to: "b"}).observe(time.Millisecond, true)
-	b.pair(pairKey{kind: "K", from: "a", to: "b"}).observe(time.Millisecond, true)
+	a.pair(pairKey{kind: "K", from: "a", to: "b"}).observe(time.Now(), time.Millisecond, true)
+	b.pair(pairKey{kind: "K", from: "a", to: "b"}).observe(time.Now(), time.Millisecond, true)
 	if got := counterValue(t, reg, "K", "a", "b", "success"); got != 2 {
 		t.Errorf("shared collectors count %v, want 2", got)
 	}

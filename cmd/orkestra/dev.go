@@ -47,11 +47,15 @@ type devFlags struct {
 	webhookPort  int
 	httpAddr     string
 	logVerbosity int
+	// storageMigration: as orkestra run's --storage-migration. The local
+	// control plane runs no kube-controller-manager, so the built-in
+	// migrator is never tried.
+	storageMigration bool
 }
 
 func newDevCmd() *cobra.Command {
 	var kf katalogFlags
-	df := devFlags{httpAddr: "127.0.0.1:8080"}
+	df := devFlags{httpAddr: "127.0.0.1:8080", storageMigration: true}
 	cmd := &cobra.Command{
 		Use:   "dev -f KATALOG [OBJECT.yaml…]",
 		Short: "Run a local control plane with the katalog's CRDs and the operator: the quickest way to try a katalog",
@@ -96,6 +100,7 @@ the current directory and the executable).`,
 	fs.IntVar(&df.webhookPort, "webhook-port", 0, "port of the HTTPS /convert webhook on 127.0.0.1 (default: a free port)")
 	fs.StringVar(&df.httpAddr, "http-addr", df.httpAddr, "address of /metrics, /healthz, /readyz and /katalog (empty: off)")
 	fs.IntVarP(&df.logVerbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
+	fs.BoolVar(&df.storageMigration, "storage-migration", df.storageMigration, "migrate stored objects to the storage version when storedVersions lists another version (as orkestra run)")
 	return cmd
 }
 
@@ -206,7 +211,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 	defer stopOperator()
 	opDone := make(chan error, 1)
 	go func() {
-		opDone <- runOperator(opCtx, s.cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true}, log)
+		opDone <- runOperator(opCtx, s.cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true, storageMigration: df.storageMigration, migrationQPS: defaultMigrationQPS}, log)
 	}()
 	if err := waitWebhook(ctx, addr, caPEM, opDone); err != nil {
 		return err
