@@ -98,7 +98,7 @@ type-checked against the CRD's schema when the katalog loads.`,
 	root.AddCommand(
 		newCheckCmd(), newRenderCmd(), newConvertCmd(), newMigrateCmd(),
 		newServeCmd(), newRunCmd(), newConformanceCmd(), newManifestsCmd(),
-		newDevCmd(), newVersionCmd(),
+		newDevCmd(), newStorageCmd(), newVersionsCmd(), newVersionCmd(),
 	)
 	return root
 }
