@@ -70,9 +70,11 @@ verdict says so.`,
 				return err
 			}
 			ctx := ctrl.SetupSignalHandler()
-			counters := versions.ScrapeOperator(ctx, cfg, vf.operator)
+			var counters versions.Counters
 			if len(vf.metricsURL) > 0 {
 				counters = versions.ScrapeURLs(ctx, vf.metricsURL)
+			} else {
+				counters = versions.ScrapeOperator(ctx, cfg, vf.operator)
 			}
 			report, err := versions.Build(ctx, cfg, plan, versions.Options{Conversions: counters, Idle: vf.idle})
 			if err != nil {
