@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -24,11 +23,8 @@ func (p *Plan) ConvertsByWebhook(gk schema.GroupKind) bool {
 // plain CEL field reference. What the API server's `None` strategy does is
 // then exactly what the webhook would do.
 func isIdentity(c *Conversion) bool {
-	versions := c.CRD.Object.Spec.Versions
-	for _, v := range versions[1:] {
-		if !equality.Semantic.DeepEqual(v.Schema, versions[0].Schema) {
-			return false
-		}
+	if !c.CRD.SameSchemas() {
+		return false
 	}
 	for _, p := range c.Paths {
 		if p.Labels != nil || p.Annotations != nil {
