@@ -213,7 +213,7 @@ func (c *comparer) conversions(o, n *revision) {
 	}
 	if n.conv == nil {
 		if len(n.crd.Object.Spec.Versions) > 1 && !n.crd.SameSchemas() {
-			e := n.entries[0]
+			e := n.entryNamed(o.conversionEntry().Name)
 			c.add(katalog.Error, e.Pos, e.Name, "conversion",
 				"the conversion of CRD %s is removed while its versions (%s) have different schemas: the API server will only rewrite apiVersion between them; keep the conversion block",
 				n.crd.Object.Name, strings.Join(versionNames(n.crd), ", "))
@@ -242,6 +242,16 @@ func (c *comparer) conversions(o, n *revision) {
 			"the path from %s to %s is removed: objects now convert %s through the storage version; check the results (orkestra conformance)",
 			pair[0], pair[1], strings.Join(hops, "→"))
 	}
+}
+
+// entryNamed is the revision's entry called name, else its first.
+func (r *revision) entryNamed(name string) *katalog.CRDEntry {
+	for _, e := range r.entries {
+		if e.Name == name {
+			return e
+		}
+	}
+	return r.entries[0]
 }
 
 // conversionEntry is the entry declaring the revision's conversion block.
