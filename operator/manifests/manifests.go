@@ -204,18 +204,14 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 	// RBAC.
 	rules, children, warnings := ClusterRules(plan)
 	in.Children, in.Warnings = children, warnings
-	if converted := certs.CRDNames(plan); !opts.CertManager && len(converted) > 0 {
-		// The built-in mode writes the CA bundle into the CRDs converting
-		// through the webhook, and only those (list and watch name them
-		// with a field selector).
-		rules = append(rules, rbacv1.PolicyRule{
-			APIGroups:     []string{apiextensionsv1.GroupName},
-			Resources:     []string{"customresourcedefinitions"},
-			ResourceNames: converted,
-			Verbs:         []string{"get", "list", "watch", "patch"},
-		})
-		sortRules(rules)
-	}
+	// The storage migration (on by default in orkestra run) reads and
+	// patches every katalog CRD (progress annotation), writes its status
+	// (storedVersions, condition) and rewrites its objects; the built-in
+	// certificate mode patches the CA bundle into the CRDs converting
+	// through the webhook, a subset of those. list and watch name the CRDs
+	// with a field selector.
+	rules = append(rules, StorageMigrationRules(plan)...)
+	sortRules(rules)
 	clusterName := ns + ":" + opts.Name
 	in.add(FileRBAC, &corev1.ServiceAccount{
 		TypeMeta:   typeMeta("v1", "ServiceAccount"),

@@ -52,8 +52,9 @@ type ChildAccess struct {
 //     `headless` and Secrets declaring `type` (immutable fields: recreated);
 //   - the CRDs' custom resources: get, list, watch; patch for the entries
 //     that reconcile (finalizers, the Jobs annotation, status without a
-//     subresource), patch on /status, update on /finalizers (owner
-//     references that block deletion);
+//     subresource) and for the storage migration (list and patch, every
+//     CRD), patch on /status, update on /finalizers (owner references that
+//     block deletion);
 //   - events (core and events.k8s.io): create and patch.
 //
 // Custom children need a literal apiVersion and kind to be derived; the
@@ -67,10 +68,13 @@ func ClusterRules(plan *engine.Plan) (rules []rbacv1.PolicyRule, children []Chil
 		plurals[e.GVK.GroupKind()] = e.GVR.Resource
 	}
 	for _, e := range plan.Entries {
+		gr := e.GVR.GroupResource()
+		// The storage migration rewrites every katalog CRD's objects
+		// (an unchanged patch), whether its entries are enabled or not.
+		crs.add(gr, "list", "patch")
 		if !e.Enabled {
 			continue
 		}
-		gr := e.GVR.GroupResource()
 		crs.add(gr, "get", "list", "watch")
 		if !e.Reconciles {
 			continue
