@@ -15,6 +15,8 @@ package storage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -31,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -226,7 +229,10 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (Result, error) {
 		if err := m.setCondition(ctx, name, apiextensionsv1.ConditionTrue, "MigrationRunning", fmt.Sprintf("Orkestra is rewriting the stored objects at %s (stored versions %v)", st.StorageVersion, st.StoredVersions)); err != nil {
 			return m.finish(res, start, err)
 		}
-		err := m.rewrite(ctx, crd, &st, rep)
+		err := m.awaitStorage(ctx, crd)
+		if err == nil {
+			err = m.rewrite(ctx, crd, &st, rep)
+		}
 		res.Migrated, res.Skipped, res.Pages = st.Migrated, st.Skipped, st.Pages
 		if err != nil {
 			m.failCondition(name, err)
@@ -246,6 +252,57 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (Result, error) {
 func (m *Migrator) finish(res Result, start time.Time, err error) (Result, error) {
 	res.Duration = time.Since(start)
 	return res, err
+}
+
+// StorageWait bounds how long a migration waits for the API server to store
+// at the CRD's new storage version.
+const StorageWait = time.Minute
+
+// awaitStorage waits until the API server reports storing crd's objects at
+// its storage version (discovery's storageVersionHash): an unchanged write
+// made before would store the object at the previous version again.
+func (m *Migrator) awaitStorage(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	storage := StorageVersion(crd)
+	want := storageVersionHash(crd.Spec.Group, storage, crd.Spec.Names.Kind)
+	served := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			served = v.Name
+			break
+		}
+	}
+	if served == "" {
+		return nil // nothing is served, so nothing reports it; nothing writes either
+	}
+	got := ""
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, StorageWait, true, func(ctx context.Context) (bool, error) {
+		list, err := m.kube.Discovery().ServerResourcesForGroupVersion(crd.Spec.Group + "/" + served)
+		if err != nil {
+			return false, nil
+		}
+		for _, r := range list.APIResources {
+			if r.Name == crd.Spec.Names.Plural {
+				got = r.StorageVersionHash
+				return got == want, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("the API server does not report storing CRD %s at %s after %s (discovery's storageVersionHash is %q, want %q)", crd.Name, storage, StorageWait, got, want)
+	}
+	return nil
+}
+
+// storageVersionHash is the value discovery reports for a resource stored
+// as group/version/kind: k8s.io/apiserver's discovery.StorageVersionHash
+// (not imported: its package drags in the API server's HTTP stack).
+func storageVersionHash(group, version, kind string) string {
+	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
 // rewrite writes every object once, from st's continue token on, saving st
