@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/lifecycle/storage"
@@ -72,7 +73,9 @@ when every CRD is migrated (or needed nothing), 1 when one failed.`,
 			if err != nil {
 				return err
 			}
-			return runStorageMigrate(ctrl.SetupSignalHandler(), cmd.OutOrStdout(), cmd.ErrOrStderr(), names, mf, func(o storage.Options) (*storage.Migrator, error) {
+			ctx, stop := signalContext(cmd)
+			defer stop()
+			return runStorageMigrate(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), names, mf, func(o storage.Options) (*storage.Migrator, error) {
 				return storage.New(cfg, o)
 			})
 		},
@@ -255,4 +258,9 @@ func counts(p storage.Progress) string {
 		s += fmt.Sprintf(", %d to go", p.Remaining)
 	}
 	return s
+}
+
+// signalContext is the command's context, cancelled on SIGINT or SIGTERM.
+func signalContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 }

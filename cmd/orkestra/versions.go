@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/orkspace/orkestra-cel/lifecycle/versions"
 	"github.com/orkspace/orkestra-cel/operator/manifests"
@@ -69,7 +68,8 @@ verdict says so.`,
 			if err != nil {
 				return err
 			}
-			ctx := ctrl.SetupSignalHandler()
+			ctx, stop := signalContext(cmd)
+			defer stop()
 			var counters versions.Counters
 			if len(vf.metricsURL) > 0 {
 				counters = versions.ScrapeURLs(ctx, vf.metricsURL)
