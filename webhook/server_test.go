@@ -492,3 +492,46 @@ func TestMetricsRegisterTwice(t *testing.T) {
 		t.Errorf("shared collectors count %v, want 2", got)
 	}
 }
+
+// The last-conversion gauge tells `orkestra versions` when a version was
+// last used.
+func TestLastConversionTimestamp(t *testing.T) {
+	ts := startServer(t)
+	before := float64(time.Now().UnixNano()) / 1e9
+	if code, body := ts.post(t, review(t, ReviewV1, "t1", group+"/v1alpha1", website("v1", "a", "nginx"))); code != 200 {
+		t.Fatalf("HTTP %d %s", code, body)
+	}
+	after := float64(time.Now().UnixNano()) / 1e9
+	g := metric(t, ts.reg, MetricLastSeen, map[string]string{"kind": "Website", "from_version": "v1", "to_version": "v1alpha1"})
+	if g == nil || g.GetGauge().GetValue() < before || g.GetGauge().GetValue() > after {
+		t.Fatalf("%s = %v, want between %f and %f", MetricLastSeen, g, before, after)
+	}
+	if other := metric(t, ts.reg, MetricLastSeen, map[string]string{"kind": "Website", "from_version": "v1alpha1", "to_version": "v1"}); other != nil {
+		t.Errorf("a pair that never converted has a timestamp: %v", other)
+	}
+}
+
+// The storage object appears when the runtime knows the CRD's storage
+// state, with remaining null when unknown.
+func TestKatalogAPIStorage(t *testing.T) {
+	ts := startServer(t, func(s *Server) {
+		s.Runtime = fakeRuntime{"website-v1": {Healthy: true, Storage: &StorageStatus{StoredVersions: []string{"v1alpha1", "v1"}, Migrating: true, Migrated: 12, LastError: "boom"}}}
+	})
+	_, body := ts.get(t, "/katalog/website-v1")
+	want := `"storage": {
+    "storedVersions": [
+      "v1alpha1",
+      "v1"
+    ],
+    "migrating": true,
+    "migrated": 12,
+    "remaining": null,
+    "lastError": "boom"
+  }`
+	if !strings.Contains(string(body), want) {
+		t.Errorf("/katalog/website-v1:\n%s\nwant it to hold\n%s", body, want)
+	}
+	if _, body = ts.get(t, "/katalog/blog-v1"); strings.Contains(string(body), `"storage"`) {
+		t.Errorf("an entry without storage state shows one:\n%s", body)
+	}
+}
