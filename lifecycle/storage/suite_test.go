@@ -238,6 +238,13 @@ func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
+func (c *requestCounter) reset() {
+	c.mu.Lock()
+	c.calls = nil
+	c.mu.Unlock()
+	c.total.Store(0)
+}
+
 func (c *requestCounter) count(method, pathPart string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
