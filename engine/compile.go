@@ -49,6 +49,10 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 		if src.Box != nil {
 			e.HasBox = true
 			e.Finalizers = src.Box.Finalizers
+			if len(e.Finalizers) == 0 {
+				// spec.finalizers is the katalog-wide default (upstream).
+				e.Finalizers = k.Finalizers
+			}
 			for _, h := range katalog.Hooks {
 				if hook := src.Box.Hooks[h]; hook != nil {
 					for _, r := range hook.Resources {
@@ -266,8 +270,12 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 	statusSchema := property(e.Schema(), "status")
 	var expected *structuralschema.Structural
 	switch {
+	case statusSchema == nil && e.Schema().XPreserveUnknownFields:
+		// An untyped entry: the status is whatever the value is.
 	case statusSchema == nil:
-		c.errorf(f.Pos, field+".path", "the CRD version %s has no status schema; add status.%s to it so the API server keeps the value", e.APITypes.Version, f.Path)
+		// The API server drops a status its schema does not declare; upstream
+		// wrote it anyway and lost it, so this is a warning, not an error.
+		c.warnf(f.Pos, field+".path", "the CRD version %s has no status schema, so the API server drops status.%s; the field is not written — add it to the CRD's schema", e.APITypes.Version, f.Path)
 		return nil
 	default:
 		s := statusSchema
@@ -278,7 +286,11 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 					s = nil
 					break
 				}
-				c.errorf(f.Pos, field+".path", "status.%s is not in the status schema of %s%s", strings.Join(path[:j+1], "."), e.APITypes.Version, katalog.DidYouMean(seg, propertyNames(s)))
+				if hint := katalog.DidYouMean(seg, propertyNames(s)); hint != "" {
+					c.errorf(f.Pos, field+".path", "status.%s is not in the status schema of %s%s", strings.Join(path[:j+1], "."), e.APITypes.Version, hint)
+				} else {
+					c.warnf(f.Pos, field+".path", "status.%s is not in the status schema of %s, so the API server drops it; the field is not written — add it to the CRD's schema", strings.Join(path[:j+1], "."), e.APITypes.Version)
+				}
 				return nil
 			}
 			s = next

@@ -16,16 +16,17 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// loadCRD reads the CRD manifest at path (cached per path and group/kind).
-// A file may hold several documents; the CRD whose group and kind match the
-// entry's apiTypes is chosen, or the only one.
-func loadCRD(path string, at APITypes, cache map[string]*CRD) (*CRD, error) {
+// errNoCRD: a manifest file holds no CustomResourceDefinition.
+var errNoCRD = errors.New("holds no CustomResourceDefinition")
+
+// readCRDs returns the CustomResourceDefinitions in the manifest at path.
+func readCRDs(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("CRD manifest %s not found (crdFile is relative to the katalog's directory)", path)
 		}
-		return nil, fmt.Errorf("cannot read CRD manifest: %v", err)
+		return nil, fmt.Errorf("cannot read CRD manifest: %w", err)
 	}
 	var found []*apiextensionsv1.CustomResourceDefinition
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -35,34 +36,47 @@ func loadCRD(path string, at APITypes, cache map[string]*CRD) (*CRD, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
 		}
 		var crd apiextensionsv1.CustomResourceDefinition
 		if err := yaml.Unmarshal(doc, &crd); err != nil {
-			return nil, fmt.Errorf("%s is not a valid CRD manifest: %v", path, err)
+			return nil, fmt.Errorf("%s is not a valid CRD manifest: %w", path, err)
 		}
 		if crd.Kind != "CustomResourceDefinition" {
 			continue
 		}
 		found = append(found, &crd)
 	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("%s %w", path, errNoCRD)
+	}
+	return found, nil
+}
+
+// loadCRD reads the CRD manifest at path (cached per path and CRD name).
+// A file may hold several documents; the CRD whose group and kind match the
+// entry's apiTypes is chosen, or the only one.
+func loadCRD(path string, at APITypes, cache map[string]*CRD) (*CRD, error) {
+	found, err := readCRDs(path)
+	if err != nil {
+		return nil, err
+	}
 	var crd *apiextensionsv1.CustomResourceDefinition
-	switch {
-	case len(found) == 0:
-		return nil, fmt.Errorf("%s holds no CustomResourceDefinition", path)
-	case len(found) == 1:
+	if len(found) == 1 {
 		crd = found[0]
-	default:
+	} else {
+		var kinds []string
 		for _, c := range found {
-			if c.Spec.Group == at.Group && c.Spec.Names.Kind == at.Kind {
+			kinds = append(kinds, c.Spec.Names.Kind+"."+c.Spec.Group)
+			if c.Spec.Names.Kind == at.Kind && (at.Group == "" || c.Spec.Group == at.Group) {
 				crd = c
 			}
 		}
 		if crd == nil {
-			return nil, fmt.Errorf("%s holds %d CRDs and none has group %q and kind %q", path, len(found), at.Group, at.Kind)
+			return nil, fmt.Errorf("%s holds %d CRDs (%s) and none has group %q and kind %q; set apiTypes.group and apiTypes.kind to one of them", path, len(found), strings.Join(kinds, ", "), at.Group, at.Kind)
 		}
 	}
 	key := path + "#" + crd.Name

@@ -3,6 +3,7 @@ package katalog
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,21 +17,52 @@ type decoder struct {
 	file  string
 	diags *Diagnostics
 	entry string // current CRD entry, for diagnostics
+	// origin maps nodes to the file they were read from (merged entries mix
+	// nodes of several files); loader is the load this decoder serves.
+	origin map[*yaml.Node]string
+	loader *loader
+	// owner is the entry being decoded, if any.
+	owner *CRDEntry
 }
 
 func (d *decoder) pos(n *yaml.Node) Pos {
 	if n == nil {
 		return Pos{File: d.file}
 	}
-	return Pos{File: d.file, Line: n.Line, Col: n.Column}
+	return Pos{File: d.fileOf(n), Line: n.Line, Col: n.Column}
+}
+
+// fileOf returns the file node n was read from.
+func (d *decoder) fileOf(n *yaml.Node) string {
+	if f, ok := d.origin[n]; ok {
+		return f
+	}
+	return d.file
+}
+
+// dirOf returns the directory paths written in node n are relative to: that
+// of the file n was read from, else def.
+func (d *decoder) dirOf(n *yaml.Node, def string) string {
+	if f, ok := d.origin[n]; ok {
+		return filepath.Dir(f)
+	}
+	if def != "" {
+		return def
+	}
+	return filepath.Dir(d.file)
+}
+
+// errorAt records an error at a position computed elsewhere.
+func (d *decoder) errorAt(p Pos, field, format string, args ...any) {
+	*d.diags = append(*d.diags, Diagnostic{Pos: p, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
 }
 
 func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
-	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...)})
+	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
 }
 
 func (d *decoder) warnf(n *yaml.Node, field, format string, args ...any) {
-	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Severity: Warning, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...)})
+	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Severity: Warning, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
 }
 
 // resolve follows aliases and unwraps document nodes.
@@ -45,6 +77,16 @@ func resolve(n *yaml.Node) *yaml.Node {
 		}
 	}
 	return n
+}
+
+// upstream reports an upstream key this runtime does not implement.
+func (d *decoder) upstream(k *yaml.Node, field, name string) {
+	warn, msg := upstreamMessage(name)
+	if warn {
+		d.warnf(k, field, "%q %s", name, msg)
+	} else {
+		d.errorf(k, field, "%q %s", name, msg)
+	}
 }
 
 // field is one key of a mapping.
@@ -89,7 +131,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, known, unimplemented []stri
 		case contains(known, name):
 			out[name] = field{key: k, value: v}
 		case contains(unimplemented, name):
-			d.warnf(k, join(path, name), "%q is part of the original katalog format but not implemented by this runtime; it is ignored", name)
+			d.upstream(k, join(path, name), name)
 		default:
 			d.errorf(k, join(path, name), "unknown key %q%s", name, didYouMeanOrList(name, known))
 		}

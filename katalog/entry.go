@@ -5,14 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "operatorBox", "reconciler", "conversion", "deprecated", "deprecationWarning"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "deprecated", "deprecationWarning"}
 
-func (d *decoder) crdEntry(k *Katalog, name string, nameNode, body *yaml.Node, listForm bool, dir string, crds map[string]*CRD) {
+func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
+	k := d.loader.k
 	d.entry = name
 	defer func() { d.entry = "" }()
 	if prev := k.Entry(name); prev != nil {
@@ -23,52 +25,32 @@ func (d *decoder) crdEntry(k *Katalog, name string, nameNode, body *yaml.Node, l
 	if !listForm {
 		keys = entryKeys[1:]
 	}
+	e := &CRDEntry{Name: name, Pos: d.pos(nameNode), Enabled: true, Workers: 1, dir: dir, node: resolve(body), listForm: listForm}
+	d.owner = e
+	defer func() { d.owner = nil }()
 	o := d.mapping(body, "", keys, unimplementedEntry)
-	e := &CRDEntry{Name: name, Pos: d.pos(nameNode), Enabled: true, Workers: 1}
 	if o.has("enabled") {
 		e.Enabled = d.boolean(o["enabled"].value, "enabled")
 	}
+	if o.has("namespaced") {
+		ns := d.boolean(o["namespaced"].value, "namespaced")
+		e.Namespaced = &ns
+	}
 	e.Description = d.str(o["description"].value, "description")
-	if o.has("workers") {
-		if w, ok := d.integer(o["workers"].value, "workers"); ok {
-			if w < 1 {
-				d.errorf(o["workers"].value, "workers", "workers must be at least 1, got %d", w)
-			} else {
-				e.Workers = w
-			}
-		}
-	}
-	if o.has("resync") {
-		r, err := ParseDuration(d.str(o["resync"].value, "resync"))
-		if err != nil {
-			d.errorf(o["resync"].value, "resync", "%v", err)
-		}
-		e.Resync = r
-	}
-	d.apiTypes(e, o["apiTypes"], body)
+	d.settings(e, o, "")
+	d.apiTypes(e, o["apiTypes"])
 	d.deprecation(e, o)
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
-		p := resolvePath(dir, f)
+		p := resolvePath(d.dirOf(resolve(o["crFiles"].value).Content[i], dir), f)
 		if _, err := os.Stat(p); err != nil {
 			d.errorf(resolve(o["crFiles"].value).Content[i], fmt.Sprintf("crFiles[%d]", i), "sample object file %s not found (paths are relative to the katalog's directory)", f)
 			continue
 		}
 		e.CRFiles = append(e.CRFiles, p)
 	}
-
-	if !o.has("crdFile") {
-		d.errorf(orNode(nameNode, body), "crdFile", "crdFile is missing: every entry names the CRD manifest whose schema types its expressions (path relative to the katalog)")
-	} else {
-		f := o["crdFile"]
-		e.CRDFile = resolvePath(dir, d.str(f.value, "crdFile"))
+	if f, ok := o["crdFile"]; ok {
+		e.CRDFile = resolvePath(d.dirOf(f.value, dir), d.str(f.value, "crdFile"))
 		e.CRDFilePos = d.pos(f.value)
-		crd, err := loadCRD(e.CRDFile, e.APITypes, crds)
-		if err != nil {
-			d.errorf(f.value, "crdFile", "%v", err)
-		} else {
-			e.CRD = crd
-			d.checkAPITypes(e, o["apiTypes"].value)
-		}
 	}
 
 	box, boxKey := o["operatorBox"], "operatorBox"
@@ -80,7 +62,13 @@ func (d *decoder) crdEntry(k *Katalog, name string, nameNode, body *yaml.Node, l
 		}
 	}
 	if box.value != nil {
-		e.Box = d.operatorBox(box.value, boxKey)
+		e.Box = d.operatorBox(e, box.value, boxKey)
+	}
+	if f, ok := o["imports"]; ok {
+		if e.Box == nil {
+			e.Box = &OperatorBox{Pos: d.pos(f.key), Default: true, Hooks: map[string]*Hook{}}
+		}
+		d.motifImports(e.Box, f.value, "imports")
 	}
 	if o.has("conversion") {
 		e.Conversion = d.conversion(o["conversion"].value)
@@ -95,66 +83,228 @@ func resolvePath(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-func (d *decoder) apiTypes(e *CRDEntry, f field, body *yaml.Node) {
+// apiTypes decodes apiTypes as written; fields left out are derived from the
+// CRD once it is resolved (see resolveCRDs).
+func (d *decoder) apiTypes(e *CRDEntry, f field) {
+	e.APITypes.FieldPos = map[string]Pos{}
 	if f.value == nil {
-		d.errorf(body, "apiTypes", "apiTypes is missing; give group, version, kind and plural of the custom resource")
 		return
 	}
-	o := d.mapping(f.value, "apiTypes", []string{"group", "version", "kind", "plural", "singular", "shortNames", "listKind", "scope", "namespaced", "categories"}, nil)
-	e.APITypes = APITypes{
-		Group:   d.str(o["group"].value, "apiTypes.group"),
-		Version: d.str(o["version"].value, "apiTypes.version"),
-		Kind:    d.str(o["kind"].value, "apiTypes.kind"),
-		Plural:  d.str(o["plural"].value, "apiTypes.plural"),
-		Pos:     d.pos(resolve(f.value)),
+	o := d.mapping(f.value, "apiTypes", []string{"group", "version", "kind", "plural", "singular", "shortNames", "listKind", "scope", "namespaced", "categories"}, []string{"location", "object", "objectList", "alias", "list"})
+	e.APITypes.Group = d.str(o["group"].value, "apiTypes.group")
+	e.APITypes.Version = d.str(o["version"].value, "apiTypes.version")
+	e.APITypes.Kind = d.str(o["kind"].value, "apiTypes.kind")
+	e.APITypes.Plural = d.str(o["plural"].value, "apiTypes.plural")
+	e.APITypes.Pos = d.pos(resolve(f.value))
+	for _, k := range []string{"group", "version", "kind", "plural"} {
+		if o.has(k) {
+			e.APITypes.FieldPos[k] = d.pos(o[k].value)
+		}
 	}
-	for _, req := range []string{"group", "version", "kind"} {
-		if !o.has(req) {
-			d.errorf(f.value, "apiTypes."+req, "apiTypes.%s is missing", req)
+	if o.has("namespaced") && e.Namespaced == nil {
+		ns := d.boolean(o["namespaced"].value, "apiTypes.namespaced")
+		e.Namespaced = &ns
+	}
+	if o.has("scope") && e.Namespaced == nil {
+		switch scope := d.str(o["scope"].value, "apiTypes.scope"); scope {
+		case "Namespaced", "Cluster":
+			ns := scope == "Namespaced"
+			e.Namespaced = &ns
+		default:
+			d.errorf(o["scope"].value, "apiTypes.scope", "scope must be Namespaced or Cluster, got %q", scope)
 		}
 	}
 }
 
-// checkAPITypes compares apiTypes with the CRD manifest and fills plural.
-func (d *decoder) checkAPITypes(e *CRDEntry, n *yaml.Node) {
+// settings decodes the reconciler settings (workers, resync, queue), which
+// may stand on the entry or in operatorBox.reconciler; path is the prefix of
+// the block they were found in ("" for the entry).
+func (d *decoder) settings(e *CRDEntry, o object, path string) {
+	if f, ok := o["workers"]; ok {
+		if w, ok := d.integer(f.value, join(path, "workers")); ok {
+			switch {
+			case w < 1:
+				d.errorf(f.value, join(path, "workers"), "workers must be at least 1, got %d", w)
+			case !e.WorkersPos.IsZero() && w != e.Workers:
+				d.errorf(f.value, join(path, "workers"), "workers is already set to %d at %s; set it in one place", e.Workers, e.WorkersPos)
+			default:
+				e.Workers, e.WorkersPos = w, d.pos(f.value)
+			}
+		}
+	}
+	if f, ok := o["resync"]; ok {
+		r, err := ParseDuration(d.str(f.value, join(path, "resync")))
+		switch {
+		case err != nil:
+			d.errorf(f.value, join(path, "resync"), "%v", err)
+		case !e.ResyncPos.IsZero() && r != e.Resync:
+			d.errorf(f.value, join(path, "resync"), "resync is already set to %s at %s; set it in one place", e.Resync, e.ResyncPos)
+		default:
+			e.Resync, e.ResyncPos = r, d.pos(f.value)
+		}
+	}
+	if f, ok := o["queue"]; ok {
+		if e.Queue != nil {
+			d.errorf(f.key, join(path, "queue"), "queue is already set at %s; set it in one place", e.Queue.Pos)
+		} else {
+			e.Queue = d.queue(f.value, join(path, "queue"))
+		}
+	}
+}
+
+func (d *decoder) queue(n *yaml.Node, path string) *Queue {
+	o := d.mapping(n, path, []string{"maxDepth", "maxQueueDepth", "failureThreshold", "default"}, nil)
+	q := &Queue{Pos: d.pos(resolve(n))}
+	for _, key := range []string{"maxDepth", "maxQueueDepth"} {
+		if f, ok := o[key]; ok {
+			if v, ok := d.integer(f.value, join(path, key)); ok {
+				if v < 1 {
+					d.errorf(f.value, join(path, key), "%s must be at least 1, got %d", key, v)
+				}
+				q.MaxDepth = v
+			}
+		}
+	}
+	if o.has("maxDepth") && o.has("maxQueueDepth") {
+		d.errorf(o["maxQueueDepth"].key, join(path, "maxQueueDepth"), "both maxDepth and its older name maxQueueDepth are set; keep maxDepth")
+	}
+	if f, ok := o["failureThreshold"]; ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(d.str(f.value, join(path, "failureThreshold"))), 64)
+		if err != nil || v < 0 || v > 1 {
+			d.errorf(f.value, join(path, "failureThreshold"), "failureThreshold is the share of failed reconciles (0 to 1) over which the entry reports degraded, got %q", resolve(f.value).Value)
+		}
+		q.FailureThreshold = v
+	}
+	if f, ok := o["default"]; ok && d.boolean(f.value, join(path, "default")) {
+		// Upstream's shared default queue is an implementation detail of its
+		// runtime: every entry here has its own queue, so nothing changes.
+		d.warnf(f.key, join(path, "default"), "every entry has its own work queue in this runtime; default: true changes nothing")
+	}
+	return q
+}
+
+// checkAPITypes completes apiTypes from the CRD and reports disagreements.
+func (d *decoder) checkAPITypes(e *CRDEntry) {
 	spec := e.CRD.Object.Spec
 	at := &e.APITypes
-	if at.Group != "" && at.Group != spec.Group {
-		d.errorf(n, "apiTypes.group", "group %q does not match the CRD's group %q in %s", at.Group, spec.Group, e.CRDFile)
+	pos := func(f string) Pos { return at.posOf(f, e.Pos) }
+	where := e.CRD.describe()
+	if at.Group == "" {
+		at.Group = spec.Group
+	} else if at.Group != spec.Group {
+		d.errorAt(pos("group"), "apiTypes.group", "group %q does not match the CRD's group %q in %s", at.Group, spec.Group, where)
 	}
-	if at.Kind != "" && at.Kind != spec.Names.Kind {
-		d.errorf(n, "apiTypes.kind", "kind %q does not match the CRD's kind %q in %s", at.Kind, spec.Names.Kind, e.CRDFile)
+	if at.Kind == "" {
+		at.Kind = spec.Names.Kind
+	} else if at.Kind != spec.Names.Kind {
+		d.errorAt(pos("kind"), "apiTypes.kind", "kind %q does not match the CRD's kind %q in %s", at.Kind, spec.Names.Kind, where)
 	}
 	if at.Plural == "" {
 		at.Plural = spec.Names.Plural
 	} else if at.Plural != spec.Names.Plural {
-		d.errorf(n, "apiTypes.plural", "plural %q does not match the CRD's plural %q in %s", at.Plural, spec.Names.Plural, e.CRDFile)
+		d.errorAt(pos("plural"), "apiTypes.plural", "plural %q does not match the CRD's plural %q in %s", at.Plural, spec.Names.Plural, where)
 	}
-	if at.Version != "" && e.CRD.Schemas[at.Version] == nil {
+	if at.Version == "" {
+		switch len(e.CRD.Served) {
+		case 1:
+			at.Version = e.CRD.Served[0]
+		case 0:
+			d.errorAt(pos("version"), "apiTypes.version", "the CRD %s serves no version", e.CRD.Object.Name)
+		default:
+			d.errorAt(pos("version"), "apiTypes.version", "apiTypes.version is missing and the CRD %s serves several versions (%s); add version: with one of them", e.CRD.Object.Name, strings.Join(e.CRD.Served, ", "))
+		}
+		return
+	}
+	if e.CRD.Schemas[at.Version] == nil {
 		if !e.CRD.Serves(at.Version) {
-			d.errorf(n, "apiTypes.version", "the CRD %s has no served version %q; it serves %s", e.CRD.Object.Name, at.Version, strings.Join(e.CRD.Served, ", "))
+			d.errorAt(pos("version"), "apiTypes.version", "the CRD %s has no served version %q; it serves %s%s", e.CRD.Object.Name, at.Version, strings.Join(e.CRD.Served, ", "), DidYouMean(at.Version, e.CRD.Served))
 		} else {
-			d.errorf(n, "apiTypes.version", "version %q of CRD %s has no openAPIV3Schema; Orkestra types every expression against it", at.Version, e.CRD.Object.Name)
+			d.errorAt(pos("version"), "apiTypes.version", "version %q of CRD %s has no openAPIV3Schema; Orkestra types every expression against it", at.Version, e.CRD.Object.Name)
 		}
 	}
 }
 
-var boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status"}
+var (
+	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue"}
+	// Keys of operatorBox.reconciler (upstream's reconciler settings block;
+	// its newest layout also nests the hooks and motif imports there).
+	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "onCreate", "onReconcile", "onDelete", "imports"}
+	unimplementedReconciler = []string{"hooks", "constructor", "profile", "requeue", "include"}
+)
 
-func (d *decoder) operatorBox(n *yaml.Node, path string) *OperatorBox {
+// operatorBox decodes operatorBox (or the older entry-level reconciler:).
+// Upstream's layouts nest settings and hooks differently over time; all of
+// them decode into one OperatorBox, and a setting given twice is an error.
+func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorBox {
 	o := d.mapping(n, path, boxKeys, unimplementedBox)
-	box := &OperatorBox{Pos: d.pos(resolve(n)), Hooks: map[string]*Hook{}}
-	box.Default = d.boolean(o["default"].value, path+".default")
+	box := &OperatorBox{Pos: d.pos(resolve(n)), Default: true, Hooks: map[string]*Hook{}}
+	d.reconcilerDefault(box, o, path)
 	box.Finalizers = d.strList(o["finalizers"].value, path+".finalizers")
-	for _, h := range Hooks {
-		if f, ok := o[h]; ok {
-			box.Hooks[h] = d.hook(h, f.value, path+"."+h)
+	d.settings(e, o, path)
+	d.hooks(box, o, path)
+	for _, key := range []string{"reconciler", "reconcile"} {
+		f, ok := o[key]
+		if !ok {
+			continue
+		}
+		if key == "reconcile" && o.has("reconciler") {
+			d.errorf(f.key, path+".reconcile", "both reconciler and reconcile are set; keep reconciler")
+			continue
+		}
+		rpath := path + "." + key
+		ro := d.mapping(f.value, rpath, reconcilerKeys, unimplementedReconciler)
+		d.reconcilerDefault(box, ro, rpath)
+		d.settings(e, ro, rpath)
+		d.hooks(box, ro, rpath)
+		if mf, ok := ro["imports"]; ok {
+			d.motifImports(box, mf.value, rpath+".imports")
 		}
 	}
-	if f, ok := o["status"]; ok {
-		box.Status = d.status(f.value, path+".status")
+	if f, ok := o["imports"]; ok {
+		d.motifImports(box, f.value, path+".imports")
+	}
+	status, spath := o["status"], path+".status"
+	if f, ok := o["emit"]; ok {
+		eo := d.mapping(f.value, path+".emit", []string{"status"}, nil)
+		if es, ok := eo["status"]; ok {
+			if status.value != nil {
+				d.errorf(es.key, path+".emit.status", "status is already declared at %s; declare it once", d.pos(status.key))
+			} else {
+				status, spath = es, path+".emit.status"
+			}
+		}
+	}
+	if status.value != nil {
+		box.Status = d.status(status.value, spath)
 	}
 	return box
+}
+
+// reconcilerDefault decodes `default:`, which upstream uses to pick its
+// generic reconciler (true, the default) or a custom Go one (false).
+func (d *decoder) reconcilerDefault(box *OperatorBox, o object, path string) {
+	f, ok := o["default"]
+	if !ok || d.boolean(f.value, path+".default") {
+		return
+	}
+	box.Default = false
+	d.errorf(f.value, path+".default", "default: false selects a custom Go reconciler upstream, which this runtime does not run; remove it to use the declarative reconciler")
+}
+
+// hooks decodes onCreate/onReconcile/onDelete found in o; a hook declared in
+// two places of one box is an error.
+func (d *decoder) hooks(box *OperatorBox, o object, path string) {
+	for _, h := range Hooks {
+		f, ok := o[h]
+		if !ok {
+			continue
+		}
+		if prev := box.Hooks[h]; prev != nil {
+			d.errorf(f.key, path+"."+h, "%s is already declared at %s; declare it once", h, prev.Pos)
+			continue
+		}
+		box.Hooks[h] = d.hook(h, f.value, path+"."+h)
+	}
 }
 
 func kindKeys() []string {
@@ -168,7 +318,7 @@ func kindKeys() []string {
 
 func (d *decoder) hook(name string, n *yaml.Node, path string) *Hook {
 	h := &Hook{Name: name, Pos: d.pos(resolve(n))}
-	o := d.mapping(n, path, kindKeys(), unimplementedKinds)
+	o := d.mapping(n, path, kindKeys(), append([]string{"external"}, unimplementedKinds...))
 	// Resources are kept in apply order so that what a workload mounts exists before it.
 	for _, kind := range ApplyOrder {
 		f, ok := o[kind]
@@ -235,7 +385,7 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 		default:
 			if _, ok := spec.Fields[key]; !ok && !spec.Open {
 				if contains(unimplementedResourceKeys, key) {
-					d.warnf(k, fpath, "%q is part of the original katalog format but not implemented by this runtime; it is ignored", key)
+					d.upstream(k, fpath, key)
 					continue
 				}
 				d.errorf(k, fpath, "unknown field %q for %s%s", key, kind, didYouMeanOrList(key, known))
@@ -453,9 +603,6 @@ func (d *decoder) conversion(n *yaml.Node) *Conversion {
 	o := d.mapping(n, "conversion", []string{"storageVersion", "paths"}, []string{"updateCRD", "participant", "enabled"})
 	c := &Conversion{Pos: d.pos(resolve(n))}
 	c.StorageVersion, c.StoragePos = d.str(o["storageVersion"].value, "conversion.storageVersion"), d.pos(o["storageVersion"].value)
-	if !o.has("storageVersion") {
-		d.errorf(n, "conversion.storageVersion", "conversion.storageVersion is missing; name the CRD's storage version")
-	}
 	list := resolve(o["paths"].value)
 	if list == nil || isNull(list) {
 		return c
@@ -520,7 +667,10 @@ func checkConversions(k *Katalog, diags *Diagnostics) {
 			continue
 		}
 		owner[e.CRD] = e
-		if c.StorageVersion != "" && c.StorageVersion != e.CRD.StorageVersion {
+		if c.StorageVersion == "" {
+			// Optional, as upstream: the CRD says which version it stores.
+			c.StorageVersion = e.CRD.StorageVersion
+		} else if c.StorageVersion != e.CRD.StorageVersion {
 			add(c.StoragePos, "conversion.storageVersion", "storageVersion %q is not the storage version of CRD %s, which stores %q; make them agree", c.StorageVersion, e.CRD.Object.Name, e.CRD.StorageVersion)
 		}
 		seen := map[[2]string]*ConversionPath{}

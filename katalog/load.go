@@ -11,30 +11,50 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Keys of the original katalog format that this runtime does not implement.
-// They load with a warning so that existing katalogs keep loading.
+// Keys of the original katalog format that this runtime does not implement,
+// per level; upstream.go says how each is reported.
 var (
-	unimplementedTop   = []string{"security", "gateway", "notes", "providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability"}
+	unimplementedTop   = []string{"security", "notes", "providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
-	unimplementedEntry = []string{"mode", "dependsOn", "queue", "validation", "mutation", "admission", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy"}
-	unimplementedBox   = []string{"preReconcile", "postReconcile", "when", "or", "goHooks", "hooks", "timeouts", "children"}
+	unimplementedEntry = []string{"mode", "dependsOn", "validation", "mutation", "admission", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "normalize", "endpoints", "allowedNamespaces", "restrictedNamespaces", "labels", "namespace", "critical", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "forceConflict", "webhooks", "katalogName", "katalogNamespace", "setup"}
+	unimplementedBox   = []string{"preReconcile", "postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "cross", "autoscale", "providers", "observe", "watch", "rollback", "rollBackOnError"}
 )
 
-// Load reads a katalog from one or more paths. A path may be a file (every
-// YAML document in it must be a Katalog) or a directory (its *.yaml and *.yml
-// files are read; documents of other kinds, such as CRD manifests, are
-// skipped). The documents' spec.crds are merged. Diagnostics hold every
-// problem found (errors and warnings); the returned Katalog is usable only
-// when there are no errors.
-func Load(paths ...string) (*Katalog, Diagnostics) {
+// Options say where the loader may find CRD definitions for entries that do
+// not name a crdFile.
+type Options struct {
+	// CRDs are CRD manifest files or directories (`--crd`); an entry without
+	// crdFile takes the one with its group and kind.
+	CRDs []string
+	// Fetch reads a CRD from the cluster by group and kind (`--kubeconfig`,
+	// and `orkestra run`); it returns ErrCRDNotFound when there is none.
+	Fetch func(gk schema.GroupKind) (*apiextensionsv1.CustomResourceDefinition, error)
+}
+
+// ErrCRDNotFound is returned by Options.Fetch when the cluster has no such CRD.
+var ErrCRDNotFound = errors.New("no such CustomResourceDefinition")
+
+// Load reads a katalog from one or more paths, as LoadWith with no options.
+func Load(paths ...string) (*Katalog, Diagnostics) { return LoadWith(Options{}, paths...) }
+
+// LoadWith reads a katalog from one or more paths. A path may be a file (every
+// YAML document in it must be a Katalog or Komposer) or a directory (its
+// *.yaml and *.yml files are read; documents of other kinds, such as CRD
+// manifests, are skipped). The documents' spec.crds are merged, imports
+// resolved, and every entry's CRD found (see resolveCRDs). Diagnostics hold
+// every problem found (errors and warnings); the returned Katalog is usable
+// only when there are no errors.
+func LoadWith(opts Options, paths ...string) (*Katalog, Diagnostics) {
 	var diags Diagnostics
 	if len(paths) == 0 {
 		return nil, Diagnostics{{Message: "no katalog given; pass -f KATALOG.yaml"}}
 	}
 	k := &Katalog{File: paths[0]}
-	crds := map[string]*CRD{}
+	l := &loader{k: k, diags: &diags, origin: map[*yaml.Node]string{}, crds: map[string]*CRD{}}
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
@@ -42,7 +62,7 @@ func Load(paths ...string) (*Katalog, Diagnostics) {
 			continue
 		}
 		if !info.IsDir() {
-			loadFile(k, p, true, crds, &diags)
+			l.loadFile(p, true)
 			continue
 		}
 		files, _ := filepath.Glob(filepath.Join(p, "*.yaml"))
@@ -51,7 +71,7 @@ func Load(paths ...string) (*Katalog, Diagnostics) {
 		sort.Strings(files)
 		before := len(k.Docs)
 		for _, f := range files {
-			loadFile(k, f, false, crds, &diags)
+			l.loadFile(f, false)
 		}
 		if len(k.Docs) == before {
 			diags = append(diags, Diagnostic{Pos: Pos{File: p}, Message: "the directory holds no document of kind Katalog"})
@@ -60,54 +80,96 @@ func Load(paths ...string) (*Katalog, Diagnostics) {
 	if len(k.CRDs) == 0 && !diags.HasErrors() {
 		diags = append(diags, Diagnostic{Pos: Pos{File: k.File}, Message: "the katalog declares no CRD entries; add spec.crds"})
 	}
+	l.resolveCRDs(opts)
 	checkConversions(k, &diags)
 	k.Warnings = diags.Warnings()
 	return k, diags
 }
 
-func loadFile(k *Katalog, path string, strict bool, crds map[string]*CRD, diags *Diagnostics) {
+// loader holds what one Load shares across files.
+type loader struct {
+	k     *Katalog
+	diags *Diagnostics
+	// origin maps every parsed node to the file it was read from, so that a
+	// value merged from an imported file keeps its own position.
+	origin map[*yaml.Node]string
+	crds   map[string]*CRD
+	// stack holds the files being composed, to refuse import cycles.
+	stack []string
+}
+
+func (l *loader) decoder(file string) *decoder {
+	return &decoder{file: file, diags: l.diags, origin: l.origin, loader: l}
+}
+
+// parse reads every YAML document of path, recording each node's file.
+func (l *loader) parse(path string, at *yaml.Node, from string) []*yaml.Node {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		*diags = append(*diags, Diagnostic{Pos: Pos{File: path}, Message: fmt.Sprintf("cannot read katalog: %v", err)})
-		return
+		pos := Pos{File: path}
+		if at != nil {
+			pos = Pos{File: from, Line: at.Line, Col: at.Column}
+		}
+		msg := fmt.Sprintf("cannot read katalog: %v", err)
+		if errors.Is(err, os.ErrNotExist) {
+			msg = fmt.Sprintf("%s not found (paths are relative to the file that names them)", path)
+		}
+		*l.diags = append(*l.diags, Diagnostic{Pos: pos, Message: msg})
+		return nil
 	}
+	var docs []*yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var doc yaml.Node
 		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {
-			return
+			return docs
 		}
 		if err != nil {
-			*diags = append(*diags, yamlError(path, err))
-			return
+			*l.diags = append(*l.diags, yamlError(path, err))
+			return docs
 		}
-		root := resolve(&doc)
-		if root == nil || isNull(root) {
-			continue
-		}
-		if !strict && !isKatalogDoc(root) {
-			continue
-		}
-		k.Docs = append(k.Docs, &Document{File: path, Root: &doc})
-		if !contains(k.Files, path) {
-			k.Files = append(k.Files, path)
-		}
-		d := &decoder{file: path, diags: diags}
-		d.katalog(k, root, filepath.Dir(path), crds)
+		l.record(&doc, path)
+		docs = append(docs, &doc)
 	}
 }
 
-func isKatalogDoc(n *yaml.Node) bool {
+func (l *loader) record(n *yaml.Node, file string) {
+	l.origin[n] = file
+	for _, c := range n.Content {
+		l.record(c, file)
+	}
+}
+
+func (l *loader) loadFile(path string, strict bool) {
+	for _, doc := range l.parse(path, nil, "") {
+		root := resolve(doc)
+		if root == nil || isNull(root) {
+			continue
+		}
+		kind := docKind(root)
+		if !strict && kind != "Katalog" && kind != "Komposer" {
+			continue
+		}
+		k := l.k
+		k.Docs = append(k.Docs, &Document{File: path, Root: doc})
+		if !contains(k.Files, path) {
+			k.Files = append(k.Files, path)
+		}
+		l.decoder(path).katalog(root, filepath.Dir(path))
+	}
+}
+
+func docKind(n *yaml.Node) string {
 	if n.Kind != yaml.MappingNode {
-		return false
+		return ""
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "kind" {
-			return n.Content[i+1].Value == "Katalog"
+			return n.Content[i+1].Value
 		}
 	}
-	return false
+	return ""
 }
 
 // yamlError turns a yaml.v3 syntax error ("yaml: line 7: …") into a
@@ -137,8 +199,12 @@ func yamlError(path string, err error) Diagnostic {
 	return Diagnostic{Pos: Pos{File: path, Line: line, Col: col}, Message: "YAML syntax error: " + msg}
 }
 
-func (d *decoder) katalog(k *Katalog, root *yaml.Node, dir string, crds map[string]*CRD) {
-	top := d.mapping(root, "", []string{"apiVersion", "kind", "metadata", "spec"}, unimplementedTop)
+var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway"}
+
+// katalog decodes one Katalog or Komposer document into d.loader's katalog.
+func (d *decoder) katalog(root *yaml.Node, dir string) {
+	k := d.loader.k
+	top := d.mapping(root, "", topKeys, unimplementedTop)
 	apiVersion := d.str(top["apiVersion"].value, "apiVersion")
 	switch {
 	case !top.has("apiVersion"):
@@ -149,29 +215,45 @@ func (d *decoder) katalog(k *Katalog, root *yaml.Node, dir string, crds map[stri
 	if k.APIVersion == "" {
 		k.APIVersion = apiVersion
 	}
-	if kind := d.str(top["kind"].value, "kind"); kind != "Katalog" {
-		d.errorf(orNode(top["kind"].value, root), "kind", "kind must be Katalog, got %q", kind)
+	kind := d.str(top["kind"].value, "kind")
+	if kind != "Katalog" && kind != "Komposer" {
+		d.errorf(orNode(top["kind"].value, root), "kind", "kind must be Katalog (or Komposer, which composes katalogs), got %q", kind)
 	}
-	meta := d.mapping(top["metadata"].value, "metadata", []string{"name", "namespace", "description", "version", "author", "tags", "labels", "annotations", "maintainers", "homepage"}, nil)
+	meta := d.mapping(top["metadata"].value, "metadata", []string{"name", "namespace", "description", "version", "author", "tags", "labels", "annotations", "maintainers", "homepage"}, []string{"license"})
 	if k.Name == "" {
 		k.Name = d.str(meta["name"].value, "metadata.name")
 		k.Description = d.str(meta["description"].value, "metadata.description")
 	}
+	if f, ok := top["gateway"]; ok {
+		d.gateway(f.value)
+	}
+	sources := d.sources(top, dir)
 	if !top.has("spec") {
+		if sources {
+			return
+		}
 		d.errorf(root, "spec", "spec is missing; a katalog needs spec.crds")
 		return
 	}
-	spec := d.mapping(top["spec"].value, "spec", []string{"crds"}, unimplementedSpec)
+	spec := d.mapping(top["spec"].value, "spec", []string{"crds", "finalizers", "imports"}, unimplementedSpec)
+	if f, ok := spec["finalizers"]; ok {
+		k.Finalizers = append(k.Finalizers, d.strList(f.value, "spec.finalizers")...)
+	}
+	if f, ok := spec["imports"]; ok {
+		d.specImports(f.value, dir)
+	}
 	crdsNode := resolve(spec["crds"].value)
 	if crdsNode == nil {
-		d.errorf(top["spec"].key, "spec.crds", "spec.crds is missing; declare at least one CRD entry")
+		if !sources {
+			d.errorf(top["spec"].key, "spec.crds", "spec.crds is missing; declare at least one CRD entry")
+		}
 		return
 	}
 	switch crdsNode.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(crdsNode.Content); i += 2 {
 			keyNode, body := crdsNode.Content[i], crdsNode.Content[i+1]
-			d.crdEntry(k, keyNode.Value, keyNode, body, false, dir, crds)
+			d.crdEntryOrOverride(keyNode.Value, keyNode, body, false, dir, sources)
 		}
 	case yaml.SequenceNode:
 		for i, item := range crdsNode.Content {
@@ -190,10 +272,28 @@ func (d *decoder) katalog(k *Katalog, root *yaml.Node, dir string, crds map[stri
 				d.errorf(item, fmt.Sprintf("spec.crds[%d]", i), "a CRD entry in list form needs `name:`")
 				continue
 			}
-			d.crdEntry(k, name, nameNode, item, true, dir, crds)
+			d.crdEntryOrOverride(name, nameNode, item, true, dir, sources)
 		}
 	default:
 		d.errorf(crdsNode, "spec.crds", "spec.crds must be a map of entries keyed by name, or a list of `- name:` entries; got %s", describe(crdsNode))
+	}
+}
+
+// gateway reports upstream's gateway block. Its endpoint only tells upstream's
+// runtime where its separate webhook server is; here /convert is served by
+// the operator itself, so that part changes nothing. Its REST API, intake
+// webhooks and remote clusters would let others create objects: errors.
+func (d *decoder) gateway(n *yaml.Node) {
+	o := d.mapping(n, "gateway", []string{"endpoint", "enabled", "standalone", "api", "webhooks", "clusters"}, nil)
+	for _, k := range []string{"endpoint", "enabled", "standalone"} {
+		if f, ok := o[k]; ok {
+			d.warnf(f.key, "gateway."+k, "upstream's separate gateway is not used: this runtime serves /convert itself and its admission rules run in the API server; it is ignored")
+		}
+	}
+	for _, k := range []string{"api", "webhooks", "clusters"} {
+		if f, ok := o[k]; ok {
+			d.errorf(f.key, "gateway."+k, "upstream's gateway %s lets callers outside Kubernetes RBAC create or change objects, which this runtime does not serve; create the objects with kubectl or your GitOps tool", k)
+		}
 	}
 }
 

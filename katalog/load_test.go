@@ -58,8 +58,8 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown resource kind", header + entry + "      operatorBox:\n        onCreate:\n          deployment:\n            - image: x\n", `16:11: [site] operatorBox.onCreate.deployment: unknown key "deployment"; did you mean "deployments"?`},
 		{"unknown resource field", header + entry + "      operatorBox:\n        onCreate:\n          deployments:\n            - image: x\n              replica: 2\n", `18:15: [site] operatorBox.onCreate.deployments[0].replica: unknown field "replica" for deployments; did you mean "replicas"?`},
 		{"missing required resource field", header + entry + "      operatorBox:\n        onCreate:\n          deployments:\n            - name: x\n", `17:15: [site] operatorBox.onCreate.deployments[0]: deployments needs "image"`},
-		{"unknown version", strings.Replace(header+entry, "version: v1\n", "version: v2\n", 1), `11:9: [site] apiTypes.version: the CRD websites.demo.orkestra.io has no served version "v2"; it serves v1alpha1, v1`},
-		{"missing crdFile", strings.Replace(header+entry, "      crdFile: ./crd.yaml\n", "", 1), `8:5: [site] crdFile: crdFile is missing`},
+		{"unknown version", strings.Replace(header+entry, "version: v1\n", "version: v2\n", 1), `12:18: [site] apiTypes.version: the CRD websites.demo.orkestra.io has no served version "v2"; it serves v1alpha1, v1`},
+		{"no crdFile and no apiTypes", header + "    site:\n      workers: 1\n", `7:5: [site] apiTypes: the entry names no CRD: add crdFile: ./crd.yaml (apiTypes are then read from it), or apiTypes with group, version and kind`},
 		{"crdFile not found", strings.Replace(header+entry, "./crd.yaml", "./nope.yaml", 1), `9:16: [site] crdFile: CRD manifest`},
 		{"duplicate entries in map form", header + entry + entry, `15:5: [site] duplicate CRD entry "site" (first declared at`},
 		{"duplicate entry in list form", `
@@ -119,28 +119,6 @@ spec:
 				t.Fatalf("wrong position: got %s, want line:col %s", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestLoadWarnsOnUnimplementedKeys(t *testing.T) {
-	p := writeKatalog(t, header+entry+"      dependsOn: [x]\n      operatorBox:\n        preReconcile: {}\n        onCreate:\n          networkPolicies: []\n")
-	k, diags := Load(p)
-	if diags.HasErrors() {
-		t.Fatalf("unexpected errors: %v", diags.Errors())
-	}
-	var msgs []string
-	for _, w := range k.Warnings {
-		msgs = append(msgs, w.Error())
-	}
-	got := strings.Join(msgs, "\n")
-	for _, want := range []string{
-		`:14:7: warning: [site] dependsOn: "dependsOn" is part of the original katalog format but not implemented`,
-		`:16:9: warning: [site] operatorBox.preReconcile:`,
-		`:18:11: warning: [site] operatorBox.onCreate.networkPolicies:`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing warning %q in\n%s", want, got)
-		}
 	}
 }
 

@@ -54,6 +54,9 @@ type Diagnostic struct {
 	Entry    string // CRD entry name, when known
 	Field    string // field path inside the entry, e.g. operatorBox.onReconcile.deployments[0].image
 	Message  string
+	// owner is the entry whose decoding reported it, so that the
+	// diagnostics of an entry a Komposer override replaces go with it.
+	owner *CRDEntry
 }
 
 func (d Diagnostic) Error() string {

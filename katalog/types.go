@@ -34,6 +34,9 @@ type Katalog struct {
 	Warnings Diagnostics
 	// Docs are the parsed YAML documents, for `migrate`.
 	Docs []*Document
+	// Finalizers from spec.finalizers: the default for entries whose
+	// operatorBox lists none.
+	Finalizers []string
 }
 
 // Document is one parsed YAML file of a katalog.
@@ -65,7 +68,10 @@ type CRDEntry struct {
 	// CRDFile is the crdFile path, resolved against the katalog's directory.
 	CRDFile    string
 	CRDFilePos Pos
-	// CRD is the manifest crdFile names; entries naming the same file share it.
+	// CRD is the entry's CustomResourceDefinition: from crdFile, from a
+	// manifest given on the command line (--crd), from the cluster, or
+	// synthesised untyped when no schema is available (CRD.Origin says which).
+	// Entries of the same CRD share it.
 	CRD *CRD
 	// CRFiles are sample custom resources (resolved paths).
 	CRFiles []string
@@ -73,6 +79,14 @@ type CRDEntry struct {
 	Workers int
 	// Resync is the informer resync period; 0 means controller-runtime's default.
 	Resync time.Duration
+	// WorkersPos and ResyncPos point at the setting that was used (the entry
+	// key or operatorBox.reconciler's), zero when defaulted.
+	WorkersPos, ResyncPos Pos
+	// Queue is the work-queue tuning (entry `queue:` or operatorBox.reconciler.queue).
+	Queue *Queue
+	// Namespaced is the entry's `namespaced:` key; nil when absent (the CRD's
+	// scope decides).
+	Namespaced *bool
 	// Box is operatorBox (or the older reconciler:); nil when absent.
 	Box        *OperatorBox
 	Conversion *Conversion
@@ -82,6 +96,23 @@ type CRDEntry struct {
 	Deprecated         bool
 	DeprecationWarning *string
 	DeprecationPos     Pos
+
+	// dir is the directory paths in this entry are relative to; node is the
+	// entry as written (a Komposer override merges into it) and listForm
+	// whether it was a `- name:` item.
+	dir      string
+	node     *yaml.Node
+	listForm bool
+}
+
+// Queue tunes an entry's work queue.
+type Queue struct {
+	Pos Pos
+	// MaxDepth bounds the number of distinct objects waiting; 0 means unbounded.
+	MaxDepth int
+	// FailureThreshold is the share of failed reconciles (0..1) over which the
+	// entry reports itself degraded on /katalog/{entry}/health; 0 means never.
+	FailureThreshold float64
 }
 
 // GVK of the entry.
@@ -99,18 +130,57 @@ func (e *CRDEntry) Schema() *structuralschema.Structural {
 	return e.CRD.Schemas[e.APITypes.Version]
 }
 
-// APITypes names the custom resource an entry serves.
+// APITypes names the custom resource an entry serves. Fields the katalog
+// leaves out are derived from the CRD when one is available.
 type APITypes struct {
 	Group   string
 	Version string
 	Kind    string
 	Plural  string
 	Pos     Pos
+	// FieldPos holds the position of each field the katalog wrote (group,
+	// version, kind, plural); a field absent from it was derived.
+	FieldPos map[string]Pos
+}
+
+// posOf returns the position of field f, else of apiTypes, else def.
+func (a *APITypes) posOf(f string, def Pos) Pos {
+	if p, ok := a.FieldPos[f]; ok {
+		return p
+	}
+	if !a.Pos.IsZero() {
+		return a.Pos
+	}
+	return def
+}
+
+// CRDOrigin says where a CRD's definition came from.
+type CRDOrigin int
+
+const (
+	// FromFile: the entry's crdFile.
+	FromFile CRDOrigin = iota
+	// FromFlag: a manifest given with --crd.
+	FromFlag
+	// FromCluster: read from the API server.
+	FromCluster
+	// Untyped: no definition was available; the loader synthesised one whose
+	// versions preserve unknown fields, so expressions are not type-checked.
+	Untyped
+	// BuiltIn: the entry's primary resource is a built-in Kubernetes kind.
+	BuiltIn
+)
+
+func (o CRDOrigin) String() string {
+	return [...]string{"crdFile", "--crd", "cluster", "untyped", "built-in"}[o]
 }
 
 // CRD is a loaded CustomResourceDefinition manifest with the structural
 // schema of each version.
 type CRD struct {
+	// Origin says where the definition came from; Path is the manifest file
+	// (empty unless FromFile or FromFlag).
+	Origin CRDOrigin
 	Path   string
 	Object *apiextensionsv1.CustomResourceDefinition
 	// Schemas by version name.
@@ -250,4 +320,15 @@ type ConversionPath struct {
 	Status      *Value
 	Labels      *Value
 	Annotations *Value
+}
+
+// Typed reports whether expressions against this CRD are type-checked (its
+// definition has real schemas).
+func (c *CRD) Typed() bool { return c.Origin != Untyped && c.Origin != BuiltIn }
+
+// Installable reports whether the install may write this definition to a
+// cluster: only manifests the katalog author supplied are, never a
+// synthesised stand-in or a built-in kind.
+func (c *CRD) Installable() bool {
+	return c.Origin == FromFile || c.Origin == FromFlag || c.Origin == FromCluster
 }

@@ -117,8 +117,10 @@ type EntryStatus struct {
 	// Started is true once the entry's informer has synced and, for an entry
 	// that reconciles, its workers run (on the leader only).
 	Started bool
-	// Healthy is true when the informer has synced and fewer than half of
-	// the recent reconciles failed (a follower is healthy).
+	// Healthy is true when the informer has synced, fewer than the entry's
+	// queue.failureThreshold (default one half) of the recent reconciles
+	// failed, and the queue holds no more than its queue.maxDepth (a
+	// follower is healthy).
 	Healthy bool
 }
 
@@ -455,8 +457,31 @@ func (e *entryController) status() EntryStatus {
 	}
 	// A follower (not the leader) is healthy too: its informer runs and
 	// it is ready to take over.
-	st.Healthy = e.informerSynced.Load() && e.failureRatio() < 0.5
+	st.Healthy = e.informerSynced.Load() && e.failureRatio() < e.failureThreshold() && !e.queueOverDepth()
 	return st
+}
+
+// failureThreshold is the share of recent failed reconciles at which the
+// entry reports unhealthy: its queue.failureThreshold, else one half.
+func (e *entryController) failureThreshold() float64 {
+	if q := e.queueSettings(); q != nil && q.FailureThreshold > 0 {
+		return q.FailureThreshold
+	}
+	return 0.5
+}
+
+// queueOverDepth reports a queue holding more than its queue.maxDepth. Work
+// past the depth is still done (nothing is dropped); the entry says it lags.
+func (e *entryController) queueOverDepth() bool {
+	q := e.queueSettings()
+	return q != nil && q.MaxDepth > 0 && e.queueDepth() > q.MaxDepth
+}
+
+func (e *entryController) queueSettings() *katalog.Queue {
+	if e.entry.Source == nil {
+		return nil
+	}
+	return e.entry.Source.Queue
 }
 
 func (e *entryController) workers() int {

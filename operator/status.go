@@ -55,6 +55,11 @@ func (e *entryController) statusSchema() *structuralschema.Structural {
 	}
 	s, ok := e.entry.Schema.Properties["status"]
 	if !ok {
+		if e.entry.Schema.XPreserveUnknownFields {
+			// An untyped entry: write the status and let the API server
+			// prune what its CRD does not hold.
+			return &structuralschema.Structural{Generic: structuralschema.Generic{Type: "object"}, Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
+		}
 		return nil
 	}
 	return &s

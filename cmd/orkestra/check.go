@@ -57,6 +57,7 @@ are printed and exit 0.`,
 		},
 	}
 	kf.register(cmd)
+	kf.registerKubeconfig(cmd)
 	cmd.Flags().StringVar(&against, "against", "", "an older revision of the katalog (file or directory): report the changes that break clients or stored objects")
 	return cmd
 }

@@ -144,6 +144,7 @@ when it is read at the second document's apiVersion.`,
 		},
 	}
 	kf.register(cmd)
+	kf.registerKubeconfig(cmd)
 	f := cmd.Flags()
 	f.BoolVar(&apiserver, "apiserver", false, "also run the checks against kube-apiserver and etcd (envtest) calling /convert over TLS")
 	f.StringVar(&junit, "junit", "", "write a JUnit XML report to FILE")

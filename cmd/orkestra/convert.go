@@ -56,6 +56,7 @@ It exits non-zero with the message when any object fails to convert.`,
 		},
 	}
 	kf.register(cmd)
+	kf.registerKubeconfig(cmd)
 	cmd.Flags().StringVar(&to, "to", "", "target version (v1) or group/version")
 	return cmd
 }

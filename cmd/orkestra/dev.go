@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/operator"
 	"github.com/orkspace/orkestra-cel/webhook"
@@ -317,8 +318,8 @@ func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, ur
 	seen := map[string]bool{}
 	for _, e := range plan.Entries {
 		src := e.Source.CRD
-		if src == nil || seen[src.Object.Name] {
-			continue
+		if src == nil || src.Origin == katalog.BuiltIn || seen[src.Object.Name] {
+			continue // built-in kinds are served by the API server itself
 		}
 		seen[src.Object.Name] = true
 		crd := &apiextensionsv1.CustomResourceDefinition{

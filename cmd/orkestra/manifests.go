@@ -93,6 +93,7 @@ expression) is reported on stderr.`,
 		},
 	}
 	kf.register(cmd)
+	kf.registerKubeconfig(cmd)
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Namespace, "namespace", "n", opts.Namespace, "namespace the operator runs in")
 	fs.StringVar(&opts.Name, "name", opts.Name, "name of the namespaced objects (cluster-scoped ones are named NAMESPACE:NAME)")

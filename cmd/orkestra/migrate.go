@@ -54,7 +54,7 @@ the report goes to stderr.`,
 			if count <= 0 {
 				count = -1 // migrate.Options: 0 is the default, negative none
 			}
-			res, err := migrate.Run(migrate.Options{Files: kf.files, Samples: samples, Count: count, Seed: seed, CostLimit: kf.costLimit})
+			res, err := migrate.Run(migrate.Options{Files: kf.files, Load: kf.loadOptions(), Samples: samples, Count: count, Seed: seed, CostLimit: kf.costLimit})
 			var pe *migrate.ProblemsError
 			if errors.As(err, &pe) {
 				fmt.Fprintln(stderr, pe.What+":")
@@ -85,6 +85,7 @@ the report goes to stderr.`,
 		},
 	}
 	kf.register(cmd)
+	kf.registerKubeconfig(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "write the migrated katalog to this file (a directory when the katalog has several files); - for stdout")
 	f.BoolVar(&inPlace, "in-place", false, "rewrite the katalog's files in place")

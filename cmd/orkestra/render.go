@@ -65,6 +65,7 @@ without metadata.namespace is placed in --namespace.`,
 		},
 	}
 	kf.register(cmd)
+	kf.registerKubeconfig(cmd)
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of resources that do not name one (namespaced CRDs)")
 	return cmd
 }

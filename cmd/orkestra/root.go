@@ -8,6 +8,7 @@ import (
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	celengine "github.com/orkspace/orkestra-cel/engine/cel"
@@ -18,15 +19,40 @@ import (
 // katalogFlags are the flags every command that reads a katalog takes.
 type katalogFlags struct {
 	files            []string
+	crds             []string
 	costLimit        uint64
 	runtimeCostLimit uint64
+	// kubeconfig is --kubeconfig of the offline commands; cluster, when set,
+	// supplies the configuration of commands that always talk to a cluster.
+	kubeconfig string
+	cluster    func() (*rest.Config, error)
 }
 
 func (f *katalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVarP(&f.files, "katalog", "f", nil, "katalog file or directory (repeatable; documents are merged)")
 	cmd.Flags().Uint64Var(&f.costLimit, "max-expression-cost", 0, fmt.Sprintf("static cost limit per expression, estimated from the schema's bounds (default %d)", celengine.DefaultCostLimit))
+	cmd.Flags().StringArrayVar(&f.crds, "crd", nil, "CRD manifest file or directory supplying the schema of entries without crdFile (repeatable)")
 	cmd.Flags().Uint64Var(&f.runtimeCostLimit, "max-runtime-cost", 0, fmt.Sprintf("runtime cost limit per expression evaluation (default %d)", celengine.DefaultRuntimeCostLimit))
 	_ = cmd.MarkFlagRequired("katalog")
+}
+
+// registerKubeconfig adds --kubeconfig to an offline command: the cluster
+// is then asked for the CRDs of entries without crdFile.
+func (f *katalogFlags) registerKubeconfig(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "read the CRDs of entries without crdFile from this cluster")
+}
+
+// loadOptions says where the loader finds CRDs for entries without crdFile.
+func (f *katalogFlags) loadOptions() katalog.Options {
+	opts := katalog.Options{CRDs: f.crds}
+	config := f.cluster
+	if config == nil && f.kubeconfig != "" {
+		config = func() (*rest.Config, error) { return kubeconfigFile(f.kubeconfig) }
+	}
+	if config != nil {
+		opts.Fetch = (&clusterCRDs{config: config}).fetch
+	}
+	return opts
 }
 
 // backends builds the CEL environment and the legacy adapter once.
@@ -48,7 +74,7 @@ var errProblems = errors.New("the katalog has problems")
 // compile loads and compiles the katalog, printing warnings and errors (one
 // `file:line:col: message` line each) to w.
 func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
-	k, diags := katalog.Load(f.files...)
+	k, diags := katalog.LoadWith(f.loadOptions(), f.files...)
 	if diags.HasErrors() {
 		printDiagnostics(w, diags)
 		return nil, errProblems

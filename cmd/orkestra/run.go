@@ -79,6 +79,7 @@ default) only the elected replica reconciles; every replica serves /convert.
 SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			kf.cluster = rf.restConfig
 			plan, err := kf.compile(cmd.ErrOrStderr())
 			if errors.Is(err, errProblems) {
 				return exitCode(1)
@@ -122,17 +123,22 @@ SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 	return cmd
 }
 
+// kubeconfigFile loads a kubeconfig file.
+func kubeconfigFile(path string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("loading --kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
 // defaultMigrationQPS bounds the writes of a storage migration by default.
 const defaultMigrationQPS = 100
 
 // restConfig loads the cluster configuration the standard way.
 func (rf *runFlags) restConfig() (*rest.Config, error) {
 	if rf.kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", rf.kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("loading --kubeconfig %s: %w", rf.kubeconfig, err)
-		}
-		return cfg, nil
+		return kubeconfigFile(rf.kubeconfig)
 	}
 	cfg, err := ctrlconfig.GetConfig()
 	if err != nil {

@@ -19,7 +19,7 @@ func newServeCmd() *cobra.Command {
 	verbosity := 0
 	cmd := &cobra.Command{
 		Use:   "serve -f KATALOG",
-		Short: "Serve the /convert webhook, metrics and health; needs no cluster",
+		Short: "Serve the /convert webhook, metrics and health; needs no cluster when every entry has its CRD",
 		Long: `serve loads and compiles the katalog, then serves until SIGINT or SIGTERM:
 
   HTTPS --webhook-addr (default :8443)
@@ -41,6 +41,10 @@ turns 503 and in-flight reviews get --shutdown-timeout to finish.`,
 			if err := serving.Validate(); err != nil {
 				return err
 			}
+			if kf.kubeconfig == "" {
+				// Entries without crdFile take their CRD from the cluster.
+				kf.cluster = (&runFlags{}).restConfig
+			}
 			plan, err := kf.compile(cmd.ErrOrStderr())
 			if errors.Is(err, errProblems) {
 				return exitCode(1)
@@ -61,6 +65,7 @@ turns 503 and in-flight reviews get --shutdown-timeout to finish.`,
 		},
 	}
 	kf.register(cmd)
+	kf.registerKubeconfig(cmd)
 	serving.AddFlags(cmd.Flags())
 	cmd.Flags().IntVarP(&verbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
 	return cmd

@@ -123,6 +123,11 @@ func (b *Backend) compileExpr(se *schemaEnv, src string, exprOff, segOff int, di
 		limit = ctx.CostLimit
 	}
 	est, err := estimateCost(se, checked)
+	if untyped(ctx.Self) {
+		// Without a schema nothing bounds a value's size, so every estimate
+		// is the request-size maximum; the runtime limit still applies.
+		err, est.Max = nil, 0
+	}
 	if err != nil {
 		d.add(segOff, "%s: cannot estimate its cost: %v", display, err)
 	} else if est.Max > limit {
@@ -154,6 +159,12 @@ func (b *Backend) compileExpr(se *schemaEnv, src string, exprOff, segOff int, di
 		p.walkSteps = resolveSteps(p.root, p.plain)
 	}
 	return p, checked
+}
+
+// untyped reports whether s is the stand-in schema of an entry without a CRD
+// (an object that preserves unknown fields and declares none).
+func untyped(s *structuralschema.Structural) bool {
+	return s != nil && s.XPreserveUnknownFields && len(s.Properties) == 0
 }
 
 func isRandomFunction(name string) bool {

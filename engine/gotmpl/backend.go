@@ -87,7 +87,10 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 		report(pe.Offset, pe.Msg)
 		return nil, diags
 	}
-	c := &checker{src: src, version: ctx.SelfVersion, report: report, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self)}
+	warn := func(off int, msg string) {
+		diags = append(diags, katalog.Diagnostic{Pos: posAt(ctx.Pos, src, off), Severity: katalog.Warning, Entry: ctx.Entry, Field: ctx.Field, Message: msg})
+	}
+	c := &checker{src: src, version: ctx.SelfVersion, report: report, warn: warn, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self)}
 	c.check(tree)
 	t := &Template{src: src, pos: ctx.Pos, tree: tree, plain: c.plain, field: ctx.Field}
 	if p == forValue {

@@ -17,6 +17,7 @@ type checker struct {
 	src     string
 	version string
 	report  func(off int, msg string)
+	warn    func(off int, msg string)
 	random  bool // random functions allowed
 	root    shape
 	scopes  []map[string]shape
@@ -291,10 +292,15 @@ func (c *checker) fields(base shape, segs []string, offs []int, ref string) shap
 			if i < len(segs)-1 {
 				written = refPrefix(ref, segs, i)
 			}
-			switch prob.kind {
-			case unknownField:
+			switch {
+			case prob.kind == unknownField && prob.typo:
 				c.report(offs[i], "unknown field "+written+": "+prob.msg)
-			case noFields:
+			case prob.kind == unknownField:
+				// The API server prunes fields its schema does not declare,
+				// so upstream read such a field as absent; so does this
+				// runtime, with a warning. A likely typo stays an error.
+				c.warn(offs[i], "unknown field "+written+": "+prob.msg+"; the API server drops fields the CRD does not declare, so it always reads as absent — declare it in the CRD's schema")
+			case prob.kind == noFields:
 				c.report(offs[i], written+": "+prob.msg)
 			default:
 				c.report(offs[i], prob.msg)

@@ -77,7 +77,7 @@ func rootSchema(self *structuralschema.Structural) *structuralschema.Structural 
 
 // Keys of the original engine's template data that are not part of the
 // object; this runtime does not provide them.
-var foreignRoots = map[string]bool{"children": true, "item": true, "cross": true, "external": true, "inputs": true, "git": true, "docker": true, "metrics": true}
+var foreignRoots = map[string]bool{"children": true, "item": true, "cross": true, "external": true, "inputs": true, "git": true, "docker": true, "metrics": true, "health": true, "value": true, "request": true, "previous": true, "key": true, "index": true, "sentinels": true, "event": true}
 
 // shape is what a template value is known to be: its schema (nil: unknown,
 // anything goes) and its path from the object root, for messages.
@@ -91,6 +91,8 @@ type shape struct {
 type fieldProblem struct {
 	kind problemKind
 	msg  string
+	// typo: a declared field is spelled alike (the message suggests it).
+	typo bool
 }
 
 type problemKind int
@@ -108,6 +110,11 @@ func child(sh shape, seg, version string) (shape, *fieldProblem) {
 		next = seg
 	}
 	s := sh.s
+	if sh.root && foreignRoots[seg] {
+		if s == nil || !hasProperty(s, seg) {
+			return shape{}, &fieldProblem{kind: foreignRoot, msg: "." + seg + " is not available in this runtime: templates see the custom resource itself (.metadata, .spec, .status)"}
+		}
+	}
 	if s == nil {
 		return shape{path: next}, nil
 	}
@@ -139,16 +146,19 @@ func child(sh shape, seg, version string) (shape, *fieldProblem) {
 	case s.Type == "array":
 		return shape{}, &fieldProblem{kind: noFields, msg: sh.path + " is a list " + where + "; reach an item with index or range over it"}
 	case s.Type == "object" || len(s.Properties) > 0:
-		if sh.root && foreignRoots[seg] {
-			return shape{}, &fieldProblem{kind: foreignRoot, msg: "." + seg + " is not available in this runtime: templates see the custom resource itself (.metadata, .spec, .status)"}
-		}
 		owner := sh.path
 		if sh.root {
 			owner = "the object"
 		}
-		return shape{}, &fieldProblem{kind: unknownField, msg: owner + " has no field " + quote(seg) + " " + where + hint(seg, s)}
+		h := hint(seg, s)
+		return shape{}, &fieldProblem{kind: unknownField, msg: owner + " has no field " + quote(seg) + " " + where + h, typo: strings.Contains(h, "did you mean")}
 	}
 	return shape{path: next}, nil
+}
+
+func hasProperty(s *structuralschema.Structural, name string) bool {
+	_, ok := s.Properties[name]
+	return ok
 }
 
 func hint(seg string, s *structuralschema.Structural) string {

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
@@ -338,6 +339,13 @@ func (in *Install) crds(plan *engine.Plan) []*apiextensionsv1.CustomResourceDefi
 	for _, e := range plan.Entries {
 		if e.Source == nil || e.Source.CRD == nil || seen[e.Source.CRD.Object.Name] {
 			continue
+		}
+		if crd := e.Source.CRD; !crd.Installable() {
+			seen[crd.Object.Name] = true
+			if crd.Origin == katalog.Untyped {
+				in.Warnings = append(in.Warnings, fmt.Sprintf("entry %s: the katalog does not define the CRD %s (no crdFile), so the install does not include it; apply it yourself — add crdFile to have it installed with its conversion webhook", e.Name, crd.Object.Name))
+			}
+			continue // a CRD the katalog does not define is the cluster's to keep
 		}
 		src := e.Source.CRD.Object
 		seen[src.Name] = true

@@ -36,8 +36,10 @@ const DefaultCount = 200
 
 // Options configure a migration.
 type Options struct {
-	// Files is the katalog: files or directories, as katalog.Load takes.
+	// Files is the katalog: files or directories, as katalog.Load takes;
+	// Load says where entries without crdFile find their CRD.
 	Files []string
+	Load  katalog.Options
 	// Samples are extra custom resources (YAML or JSON, several documents
 	// per file) to verify against, besides the entries' crFiles.
 	Samples []string
@@ -197,7 +199,7 @@ func (e *ProblemsError) Error() string {
 
 // Run plans the migration and proves it; it writes nothing.
 func Run(opts Options) (*Result, error) {
-	k, diags := katalog.Load(opts.Files...)
+	k, diags := katalog.LoadWith(opts.Load, opts.Files...)
 	if diags.HasErrors() {
 		return nil, &ProblemsError{What: "the katalog does not load; fix it first", Diags: diags.Errors()}
 	}

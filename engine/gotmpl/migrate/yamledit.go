@@ -593,7 +593,7 @@ func (m *migration) check() {
 		paths = append(paths, tmp.Name())
 		rename[tmp.Name()] = f.Path
 	}
-	k, diags := katalog.Load(paths...)
+	k, diags := katalog.LoadWith(m.opts.Load, paths...)
 	if !diags.HasErrors() {
 		cel, legacy, err := Backends(m.opts.CostLimit)
 		if err != nil {

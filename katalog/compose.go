@@ -1,0 +1,216 @@
+package katalog
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Composition, as upstream's Komposer does it (docs/concepts/komposer.md,
+// examples/intermediate/06-komposer-basic): a Komposer (or a Katalog with a
+// top-level imports:) names katalog files under imports.files (older:
+// sources.files); their entries load in order, a later file's entry replacing
+// an earlier one of the same name, and the document's own spec.crds entries
+// override the imported ones by name, key by key (maps merge, anything else is
+// replaced). Motifs (kind: Motif) contribute resources to an entry's
+// onReconcile through operatorBox imports. Remote sources are refused: this
+// runtime reads local files only.
+
+// sources loads the files a document imports; it reports whether the
+// document imports any (its spec.crds then override).
+func (d *decoder) sources(top object, dir string) bool {
+	f, key := top["imports"], "imports"
+	if s, ok := top["sources"]; ok {
+		if f.value != nil {
+			d.errorf(s.key, "sources", "both imports and its older name sources are set; keep imports")
+			return true
+		}
+		f, key = s, "sources"
+	}
+	if f.value == nil {
+		return false
+	}
+	remote := []string{"registry", "helm", "git", "oci", "url"}
+	o := d.mapping(f.value, key, append([]string{"files"}, remote...), nil)
+	for _, name := range remote {
+		if r, ok := o[name]; ok {
+			d.errorf(r.key, key+"."+name, "remote sources (%s) are not fetched by this runtime, which reads local files only; vendor the katalog into your repository and list it under %s.files", name, key)
+		}
+	}
+	list := resolve(o["files"].value)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		if list != nil && !isNull(list) {
+			d.errorf(list, key+".files", "must be a list of katalog files, got %s", describe(list))
+		}
+		return true
+	}
+	for i, item := range list.Content {
+		p := resolvePath(d.dirOf(item, dir), d.str(item, fmt.Sprintf("%s.files[%d]", key, i)))
+		if p == "" {
+			continue
+		}
+		l := d.loader
+		if slices.Contains(l.stack, p) {
+			d.errorf(item, fmt.Sprintf("%s.files[%d]", key, i), "import cycle: %s imports itself through %v", p, l.stack)
+			continue
+		}
+		l.stack = append(l.stack, p)
+		for _, doc := range l.parse(p, item, d.fileOf(item)) {
+			if root := resolve(doc); root != nil && !isNull(root) {
+				l.k.Docs = append(l.k.Docs, &Document{File: p, Root: doc})
+				if !contains(l.k.Files, p) {
+					l.k.Files = append(l.k.Files, p)
+				}
+				l.decoder(p).katalog(root, filepath.Dir(p))
+			}
+		}
+		l.stack = l.stack[:len(l.stack)-1]
+	}
+	return true
+}
+
+// crdEntryOrOverride decodes one spec.crds entry; in a document that imports
+// others, an entry whose name was imported overrides that entry.
+func (d *decoder) crdEntryOrOverride(name string, nameNode, body *yaml.Node, listForm bool, dir string, overriding bool) {
+	k := d.loader.k
+	prev := k.Entry(name)
+	switch {
+	case prev == nil:
+	case overriding:
+		body = mergeNodes(prev.node, resolve(body))
+		listForm = listForm || prev.listForm
+		d.loader.remove(prev)
+	case prev.Pos.File != d.file && len(d.loader.stack) > 0:
+		// A later imported file's entry replaces an earlier one's.
+		d.loader.remove(prev)
+	}
+	d.crdEntry(name, nameNode, body, listForm, dir)
+}
+
+// remove drops an entry that another replaces, with its diagnostics (the
+// replacement reports its own).
+func (l *loader) remove(e *CRDEntry) {
+	l.k.CRDs = slices.DeleteFunc(l.k.CRDs, func(x *CRDEntry) bool { return x == e })
+	*l.diags = slices.DeleteFunc(*l.diags, func(x Diagnostic) bool { return x.owner == e })
+}
+
+// mergeNodes returns base overridden by over: keys of two mappings merge
+// recursively, anything else is replaced. Neither input is modified.
+func mergeNodes(base, over *yaml.Node) *yaml.Node {
+	base, over = resolve(base), resolve(over)
+	if base == nil || over == nil || base.Kind != yaml.MappingNode || over.Kind != yaml.MappingNode {
+		return over
+	}
+	out := *base
+	out.Content = nil
+	overVal := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(over.Content); i += 2 {
+		overVal[over.Content[i].Value] = over.Content[i+1]
+	}
+	for i := 0; i+1 < len(base.Content); i += 2 {
+		key, val := base.Content[i], base.Content[i+1]
+		if o, ok := overVal[key.Value]; ok {
+			val = mergeNodes(val, o)
+			delete(overVal, key.Value)
+		}
+		out.Content = append(out.Content, key, val)
+	}
+	for i := 0; i+1 < len(over.Content); i += 2 {
+		if _, left := overVal[over.Content[i].Value]; left {
+			out.Content = append(out.Content, over.Content[i], over.Content[i+1])
+		}
+	}
+	return &out
+}
+
+// motif reads a Motif file named by an `- motif: PATH` import item and
+// returns its root mapping decoded for the given keys, with its decoder.
+func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, object) {
+	o := d.mapping(item, path, []string{"motif", "with"}, nil)
+	if !o.has("motif") {
+		d.errorf(item, path, "an import needs `motif:` (the path of a Motif file)")
+		return nil, nil
+	}
+	file := resolvePath(d.dirOf(o["motif"].value, ""), d.str(o["motif"].value, path+".motif"))
+	var root *yaml.Node
+	for _, doc := range d.loader.parse(file, o["motif"].value, d.fileOf(o["motif"].value)) {
+		if r := resolve(doc); r != nil && !isNull(r) {
+			root = r
+			break
+		}
+	}
+	if root == nil {
+		return nil, nil
+	}
+	md := d.loader.decoder(file)
+	md.entry, md.owner = d.entry, d.owner
+	mo := md.mapping(root, "", append([]string{"apiVersion", "kind", "metadata", "inputs"}, keys...), nil)
+	if kind := md.str(mo["kind"].value, "kind"); kind != "Motif" {
+		md.errorf(orNode(mo["kind"].value, root), "kind", "an imported motif must be kind: Motif, got %q", kind)
+		return nil, nil
+	}
+	if in := resolve(mo["inputs"].value); in != nil && in.Kind == yaml.SequenceNode && len(in.Content) > 0 || o.has("with") {
+		md.errorf(orNode(mo["inputs"].value, root), "inputs", "motif inputs (with:) are not supported; write the values into the motif's templates, or read them from the custom resource")
+		return nil, nil
+	}
+	return md, mo
+}
+
+// motifImports adds the resources of imported motifs to the box's
+// onReconcile, after its own (upstream merges motif resources there).
+func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
+	list := resolve(n)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		if list != nil && !isNull(list) {
+			d.errorf(list, path, "must be a list of `- motif: PATH` imports, got %s", describe(list))
+		}
+		return
+	}
+	for i, item := range list.Content {
+		md, mo := d.motif(item, fmt.Sprintf("%s[%d]", path, i), []string{"resources", "status"})
+		if md == nil {
+			continue
+		}
+		if f, ok := mo["resources"]; ok {
+			h := md.hook(OnReconcile, f.value, "resources")
+			if box.Hooks[OnReconcile] == nil {
+				box.Hooks[OnReconcile] = &Hook{Name: OnReconcile, Pos: h.Pos}
+			}
+			box.Hooks[OnReconcile].Resources = append(box.Hooks[OnReconcile].Resources, h.Resources...)
+		}
+		if f, ok := mo["status"]; ok {
+			s := md.status(f.value, "status")
+			if box.Status == nil {
+				box.Status = s
+			} else {
+				box.Status.Fields = append(box.Status.Fields, s.Fields...)
+			}
+		}
+	}
+}
+
+// specImports reads motifs imported for the whole katalog; upstream uses them
+// to share notes (user-defined template functions).
+func (d *decoder) specImports(n *yaml.Node, dir string) {
+	list := resolve(n)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		if list != nil && !isNull(list) {
+			d.errorf(list, "spec.imports", "must be a list of `- motif: PATH` imports, got %s", describe(list))
+		}
+		return
+	}
+	for i, item := range list.Content {
+		md, mo := d.motif(item, fmt.Sprintf("spec.imports[%d]", i), []string{"notes", "resources"})
+		if md == nil {
+			continue
+		}
+		if f, ok := mo["resources"]; ok {
+			md.errorf(f.key, "resources", "a motif imported under spec.imports applies to no entry; import it under the entry's operatorBox.imports")
+		}
+		if f, ok := mo["notes"]; ok {
+			md.upstream(f.key, "notes", "notes")
+		}
+	}
+}

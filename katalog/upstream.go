@@ -1,0 +1,133 @@
+package katalog
+
+// Keys of the original (upstream) katalog format that this runtime does not
+// implement. Each is reported where it stands: an error when dropping it would
+// change what the operator does to the cluster or who may do what, with the
+// alternative to use; a warning only when nothing observable changes.
+
+// upstreamKey says how one unimplemented upstream key is reported.
+type upstreamKey struct {
+	// warn: dropping the key changes nothing observable, so loading goes on.
+	warn bool
+	// why says what the key does upstream and what to write instead.
+	why string
+}
+
+const (
+	outOfScopeGo   = "it runs compiled Go code, which this runtime does not load; express the logic as resources, conditions and CEL, or keep that operator on upstream Orkestra"
+	outOfScopeHTTP = "it makes HTTP calls to services outside the cluster, which this runtime does not do; have an in-cluster controller write the result into the custom resource and read it from there"
+)
+
+// upstreamKeys describes every upstream key the loader recognises but does
+// not implement, by name. A key named in a level's unimplemented list but
+// missing here is an error with a generic message.
+var upstreamKeys = map[string]upstreamKey{
+	// Documentation and tooling metadata: nothing reaches the cluster.
+	"license":                  {warn: true, why: "documentation metadata"},
+	"list":                     {why: "typed Go apiTypes (location, object, objectList, alias) build Go types into the operator, which this runtime does not do; remove them and keep group, version, kind and plural"},
+	"controlCenter":            {warn: true, why: "the upstream UI's settings; this runtime has no control center (use /katalog and /metrics)"},
+	"observability":            {warn: true, why: "upstream's telemetry settings; this runtime always serves /metrics"},
+	"konfig":                   {warn: true, why: "upstream's runtime environment settings; use orkestra's command-line flags"},
+	"lifecycle":                {warn: true, why: "pattern maturity metadata for upstream's registry"},
+	"policy":                   {warn: true, why: "upstream's registry import policy; this runtime imports local files only"},
+	"endpoints":                {warn: true, why: "per-entry switches for upstream's HTTP endpoints; this runtime serves /katalog/{entry} for every entry"},
+	"crossAccess":              {warn: true, why: "who may read this entry through cross:, which this runtime does not implement"},
+	"katalogName":              {warn: true, why: "upstream's runtime bookkeeping"},
+	"katalogNamespace":         {warn: true, why: "upstream's runtime bookkeeping"},
+	"forceConflict":            {warn: true, why: "server-side apply force; this runtime updates the fields it manages and corrects drift on them"},
+	"leaderElection":           {warn: true, why: "this runtime elects a leader per process (orkestra run --leader-elect)"},
+	"ignoreObservedGeneration": {warn: true, why: "this runtime writes status.observedGeneration only where the status schema has it"},
+
+	"setup": {warn: true, why: "files upstream applies only when it runs outside a cluster (dev mode); apply them with kubectl first, or list sample objects under crFiles"},
+	"notes": {warn: true, why: "user-defined template functions; a template that calls one is an error of its own"},
+
+	// Not implemented yet; each is an error because dropping it changes what
+	// reaches the cluster.
+	"dependsOn":            {why: "ordering between entries is not implemented; gate the dependent resources with a when: condition on what they wait for"},
+	"preReconcile":         {why: "reconcile gates are not implemented; put the condition on each resource's when:"},
+	"forEach":              {why: "one child per list item is not implemented; declare the children one by one"},
+	"validation":           {why: "admission rules are not enforced by this runtime; write them as x-kubernetes-validations in the CRD, or as a ValidatingAdmissionPolicy"},
+	"mutation":             {why: "admission rules are not enforced by this runtime; use defaults in the CRD's schema, or a MutatingAdmissionPolicy"},
+	"admission":            {why: "admission rules are not enforced by this runtime; write them as x-kubernetes-validations in the CRD, or as admission policies"},
+	"security":             {why: "deletion and namespace protection are not enforced by this runtime; protect the objects with a ValidatingAdmissionPolicy"},
+	"deletionProtection":   {why: "deletion protection is not enforced by this runtime; protect the objects with a ValidatingAdmissionPolicy"},
+	"allowedNamespaces":    {why: "namespace restrictions are not implemented; run the operator with --namespace, or gate the resources with a when: condition on metadata.namespace"},
+	"restrictedNamespaces": {why: "namespace restrictions are not implemented; gate the resources with a when: condition on metadata.namespace"},
+	"labels":               {why: "labels on the custom resource are not written by this runtime; label the objects yourself"},
+	"namespace":            {why: "a fixed watch namespace per entry is not implemented; run the operator with --namespace"},
+	"critical":             {why: "critical entries are not implemented"},
+	"clearOnFalse":         {why: "clearing a status field when its condition turns false is not implemented; write the cleared value under the opposite when:"},
+	"replicaSets":          {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"networkPolicies":      {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"namespaces":           {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"persistentVolumes":    {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"roles":                {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"roleBindings":         {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"clusterRoles":         {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"clusterRoleBindings":  {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"hpa":                  {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"pdb":                  {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"resourceQuotas":       {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"limitRanges":          {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
+	"updateCRD":            {warn: true, why: "this runtime injects the CA bundle into the CRD's conversion webhook itself (orkestra manifests, dev and the built-in certificates)"},
+	"participant":          {warn: true, why: "every entry of a CRD takes part in its conversion here"},
+	"enabled":              {warn: true, why: "conversion runs whenever conversion paths are declared"},
+	"time":                 {why: "time windows in conditions are not implemented; compare a time in a CEL when: instead"},
+	"dayOfWeek":            {why: "day-of-week conditions are not implemented; compare the day in a CEL when: instead"},
+	"cron":                 {why: "cron conditions are not implemented"},
+	"typeOf":               {why: "type conditions are not implemented; use a CEL when: with type()"},
+
+	// Things that change the cluster or who may do what: errors.
+	"providers":         {why: "cloud provider resources are created by calls outside Kubernetes; " + outOfScopeHTTP},
+	"notification":      {why: "notifications are HTTP calls; " + outOfScopeHTTP},
+	"notifications":     {why: "notifications are HTTP calls; " + outOfScopeHTTP},
+	"external":          {why: outOfScopeHTTP},
+	"hooks":             {why: outOfScopeGo},
+	"goHooks":           {why: outOfScopeGo},
+	"constructor":       {why: outOfScopeGo},
+	"autoscale":         {why: "operator autoscaling changes the runtime's own worker counts from metrics, which this runtime does not do; size workers and resync for the peak"},
+	"cross":             {why: "reading another custom resource's state through cross: is not supported; have the other resource's operator write what you need into this resource, or copy it with a custom child"},
+	"serve":             {why: "upstream's gateway exposes a REST surface that creates custom resources with its own tokens; this runtime serves none — create the resources with kubectl or your GitOps tool under Kubernetes RBAC"},
+	"enrich":            {why: "upstream embeds extra data (pods, events) into children before templates read them; read the children themselves (.children) instead"},
+	"enrichAll":         {why: "upstream embeds extra data (pods, events) into children before templates read them; read the children themselves (.children) instead"},
+	"normalize":         {why: "upstream rewrites spec fields before rendering; apply the same change in the expressions that read them (CEL lowerAscii(), trim(), …)"},
+	"labelSelector":     {why: "it narrows which objects the entry reconciles; write the selection as a when: condition on the resources, or use allowedNamespaces"},
+	"fieldSelector":     {why: "it narrows which objects the entry reconciles; write the selection as a when: condition on the resources, or use allowedNamespaces"},
+	"ignoreStatusPatch": {why: "it stops status writes; remove the status block instead"},
+	"removeFinalizers":  {why: "an upstream testing switch that strips finalizers; remove the finalizers from the katalog instead"},
+	"rollback":          {why: "re-applying a previous spec after failures is not supported; roll back the custom resource with your GitOps tool"},
+	"rollBackOnError":   {why: "re-applying a previous spec after failures is not supported; roll back the custom resource with your GitOps tool"},
+	"observe":           {why: "extra watches that trigger reconciles are not supported; children already trigger reconciles, and resync bounds the delay for anything else"},
+	"watch":             {why: "extra watches that trigger reconciles are not supported; children already trigger reconciles, and resync bounds the delay for anything else"},
+	"postReconcile":     {why: "post-reconcile steps are not supported; declare the objects they create as resources"},
+	"timeouts":          {why: "per-step timeouts are not supported; this runtime retries failed reconciles with backoff"},
+	"finalizerPolicy":   {why: "finalizer policies are not supported; list the finalizers under operatorBox.finalizers"},
+	"mode":              {why: "typed mode builds Go types into the operator, which this runtime does not do; remove mode (this runtime works on the objects as the API server stores them)"},
+	"profile":           {why: "reconciler profiles are not supported; set workers, resync and queue directly"},
+	"requeue":           {why: "requeue-after settings are not supported; set resync to bound how long a custom resource waits between reconciles"},
+	"include":           {why: "include files are not supported at this place; write the block inline, or compose whole katalogs with imports.files"},
+	"webhooks":          {why: "upstream's admission webhook switches; this runtime's admission rules run as API-server policies"},
+	"defaults":          {why: "katalog-wide defaults are not supported; write the values on each entry"},
+	"gatewayAPI":        {why: "upstream's gateway REST surface is not supported"},
+	"waitFor":           {why: "waiting on another child is not supported; order children with a when: condition on the child they wait for"},
+	"readyWhen":         {why: "custom readiness of a child is not supported; read the child back in a status field and write the condition you need"},
+	"children":          {why: "status read from children this way is not supported; read them in a status field value"},
+	"conditions":        {why: "custom status conditions are not supported; this runtime writes the Ready condition, add further state as status fields"},
+	"location":          {why: "typed Go apiTypes (location, object, objectList, alias) build Go types into the operator, which this runtime does not do; remove them and keep group, version, kind and plural"},
+	"object":            {why: "typed Go apiTypes (location, object, objectList, alias) build Go types into the operator, which this runtime does not do; remove them and keep group, version, kind and plural"},
+	"objectList":        {why: "typed Go apiTypes (location, object, objectList, alias) build Go types into the operator, which this runtime does not do; remove them and keep group, version, kind and plural"},
+	"alias":             {why: "typed Go apiTypes (location, object, objectList, alias) build Go types into the operator, which this runtime does not do; remove them and keep group, version, kind and plural"},
+}
+
+// upstreamMessage reports an unimplemented upstream key: its severity and
+// message.
+func upstreamMessage(name string) (warn bool, msg string) {
+	k, ok := upstreamKeys[name]
+	if !ok {
+		return false, "is part of the original katalog format but not implemented by this runtime; remove it"
+	}
+	if k.warn {
+		return true, "is part of the original katalog format and changes nothing in this runtime (" + k.why + "); it is ignored"
+	}
+	return false, "is part of the original katalog format but not supported by this runtime: " + k.why
+}
