@@ -30,8 +30,8 @@ func revisions(p *engine.Plan) (map[string]*revision, []string) {
 	out := map[string]*revision{}
 	var order []string
 	for _, e := range p.Katalog.CRDs {
-		if e.CRD == nil {
-			continue
+		if e.CRD == nil || !e.CRD.Typed() {
+			continue // no definition of the katalog's to compare
 		}
 		name := e.CRD.Object.Name
 		r := out[name]

@@ -71,7 +71,9 @@ func ClusterRules(plan *engine.Plan) (rules []rbacv1.PolicyRule, children []Chil
 		gr := e.GVR.GroupResource()
 		// The storage migration rewrites every katalog CRD's objects
 		// (an unchanged patch), whether its entries are enabled or not.
-		crs.add(gr, "list", "patch")
+		if e.Source.CRD != nil && e.Source.CRD.Origin != katalog.BuiltIn {
+			crs.add(gr, "list", "patch")
+		}
 		if !e.Enabled {
 			continue
 		}
