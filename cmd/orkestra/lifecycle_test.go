@@ -176,7 +176,7 @@ func TestStorageAndVersionsCommands(t *testing.T) {
 		cli("dry run", "storage", "migrate", "-f", website, "--kubeconfig", s.kubeconfig, "--dry-run")
 		cli("migrate", "storage", "migrate", "-f", website, "--kubeconfig", s.kubeconfig)
 		cli("again", "storage", "migrate", "-f", website, "--kubeconfig", s.kubeconfig)
-		cli("unknown crd", "storage", "migrate", "-f", website, "--kubeconfig", s.kubeconfig, "--crd", "nope")
+		cli("unknown crd", "storage", "migrate", "-f", website, "--kubeconfig", s.kubeconfig, "--crd-name", "nope")
 		if resp, err := http.Get("http://" + s.httpAddr + "/katalog/website-v1"); err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -252,8 +252,8 @@ func TestStorageAndVersionsCommands(t *testing.T) {
 	if want := "websites.demo.orkestra.io: nothing to migrate: storedVersions [v1alpha1] holds only the storage version\n"; res["again"].out != want {
 		t.Errorf("second migrate stdout %q, want %q", res["again"].out, want)
 	}
-	if want := "error: --crd nope: the katalog has no CRD of that name; it has websites.demo.orkestra.io\n"; res["unknown crd"].err != want {
-		t.Errorf("--crd nope: stderr %q, want %q", res["unknown crd"].err, want)
+	if want := "error: --crd-name nope: the katalog has no CRD of that name; it has websites.demo.orkestra.io\n"; res["unknown crd"].err != want {
+		t.Errorf("--crd-name nope: stderr %q, want %q", res["unknown crd"].err, want)
 	}
 	// With --storage-migration=false /katalog has no storage object.
 	if katalogAnswer == "" || strings.Contains(katalogAnswer, `"storage"`) {

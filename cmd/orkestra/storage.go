@@ -39,10 +39,10 @@ func newStorageMigrateCmd() *cobra.Command {
 	var kf katalogFlags
 	mf := migrateFlags{opts: storage.Options{QPS: defaultMigrationQPS, PageSize: storage.DefaultPageSize, Workers: storage.DefaultWorkers}}
 	cmd := &cobra.Command{
-		Use:   "migrate -f KATALOG [--crd NAME] [--dry-run]",
+		Use:   "migrate -f KATALOG [--crd-name NAME] [--dry-run]",
 		Short: "Rewrite every stored object of the katalog's CRDs at the storage version, then prune status.storedVersions",
 		Long: `migrate does once what orkestra run does on the leader: for each CRD of the
-katalog (or only those named by --crd) whose status.storedVersions lists a
+katalog (or only those named by --crd-name) whose status.storedVersions lists a
 version other than the storage version, it rewrites every object unchanged,
 page by page, so the API server stores it at the storage version, and then
 sets storedVersions to the storage version alone — only if the CRD did not
@@ -55,9 +55,10 @@ StorageVersionMigration) is tried first and used when it progresses.
 Progress is a bar on a terminal and a line a second otherwise. Exit status 0
 when every CRD is migrated (or needed nothing), 1 when one failed.`,
 		Example: `  orkestra storage migrate -f katalog.yaml --dry-run
-  orkestra storage migrate -f katalog.yaml --crd websites.demo.orkestra.io --qps 200`,
+  orkestra storage migrate -f katalog.yaml --crd-name websites.demo.orkestra.io --qps 200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			kf.cluster = (&runFlags{kubeconfig: mf.kubeconfig}).restConfig
 			plan, err := kf.compile(cmd.ErrOrStderr())
 			if errors.Is(err, errProblems) {
 				return exitCode(1)
@@ -83,7 +84,7 @@ when every CRD is migrated (or needed nothing), 1 when one failed.`,
 	kf.register(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&mf.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster config, ~/.kube/config)")
-	fs.StringArrayVar(&mf.crds, "crd", nil, "migrate only this CRD (its metadata.name; repeatable)")
+	fs.StringArrayVar(&mf.crds, "crd-name", nil, "migrate only this CRD (its metadata.name; repeatable)")
 	fs.BoolVar(&mf.dryRun, "dry-run", false, "list the objects that would be rewritten; write nothing")
 	fs.Float64Var(&mf.opts.QPS, "qps", mf.opts.QPS, "object writes per second (0: unbounded)")
 	fs.Int64Var(&mf.opts.PageSize, "page-size", mf.opts.PageSize, "objects per list page (progress is saved after each page)")
@@ -101,7 +102,7 @@ func selectCRDs(plan *engine.Plan, only []string) ([]string, error) {
 	}
 	for _, n := range only {
 		if !slices.Contains(all, n) {
-			return nil, fmt.Errorf("--crd %s: the katalog has no CRD of that name; it has %s", n, strings.Join(all, ", "))
+			return nil, fmt.Errorf("--crd-name %s: the katalog has no CRD of that name; it has %s", n, strings.Join(all, ", "))
 		}
 	}
 	return only, nil

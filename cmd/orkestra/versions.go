@@ -57,6 +57,7 @@ verdict says so.`,
 			if vf.output != "text" && vf.output != "json" {
 				return fmt.Errorf("-o %s: the output is text or json", vf.output)
 			}
+			kf.cluster = (&runFlags{kubeconfig: vf.kubeconfig}).restConfig
 			plan, err := kf.compile(cmd.ErrOrStderr())
 			if errors.Is(err, errProblems) {
 				return exitCode(1)
