@@ -29,6 +29,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -173,12 +174,8 @@ func New(cfg *rest.Config, opts Options) (*Migrator, error) {
 	return m, nil
 }
 
-func (m *Migrator) crds() crdClient { return m.ext.ApiextensionsV1().CustomResourceDefinitions() }
-
-type crdClient = interface {
-	Get(context.Context, string, metav1.GetOptions) (*apiextensionsv1.CustomResourceDefinition, error)
-	UpdateStatus(context.Context, *apiextensionsv1.CustomResourceDefinition, metav1.UpdateOptions) (*apiextensionsv1.CustomResourceDefinition, error)
-	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*apiextensionsv1.CustomResourceDefinition, error)
+func (m *Migrator) crds() apiextensionsv1client.CustomResourceDefinitionInterface {
+	return m.ext.ApiextensionsV1().CustomResourceDefinitions()
 }
 
 // storageGVR is the resource of crd at its storage version.
@@ -225,14 +222,7 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (Result, error) {
 		res.Method = MethodBuiltin
 	} else {
 		res.Method = MethodOrkestra
-		rep.update(func(p *Progress) { p.Method = MethodOrkestra })
-		if err := m.setCondition(ctx, name, apiextensionsv1.ConditionTrue, "MigrationRunning", fmt.Sprintf("Orkestra is rewriting the stored objects at %s (stored versions %v)", st.StorageVersion, st.StoredVersions)); err != nil {
-			return m.finish(res, start, err)
-		}
-		err := m.awaitStorage(ctx, crd)
-		if err == nil {
-			err = m.rewrite(ctx, crd, &st, rep)
-		}
+		err := m.rewriteAll(ctx, crd, &st, rep)
 		res.Migrated, res.Skipped, res.Pages = st.Migrated, st.Skipped, st.Pages
 		if err != nil {
 			m.failCondition(name, err)
@@ -247,6 +237,21 @@ func (m *Migrator) Migrate(ctx context.Context, name string) (Result, error) {
 		m.failCondition(name, err)
 	}
 	return m.finish(res, start, err)
+}
+
+// rewriteAll is the migration Orkestra does itself: the StorageMigrating
+// condition, then, once the API server stores at the storage version,
+// every object rewritten.
+func (m *Migrator) rewriteAll(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, st *progressState, rep *reporter) error {
+	rep.update(func(p *Progress) { p.Method = MethodOrkestra })
+	msg := fmt.Sprintf("Orkestra is rewriting the stored objects at %s (stored versions %v)", st.StorageVersion, st.StoredVersions)
+	if err := m.setCondition(ctx, crd.Name, apiextensionsv1.ConditionTrue, "MigrationRunning", msg); err != nil {
+		return err
+	}
+	if err := m.awaitStorage(ctx, crd); err != nil {
+		return err
+	}
+	return m.rewrite(ctx, crd, st, rep)
 }
 
 func (m *Migrator) finish(res Result, start time.Time, err error) (Result, error) {
