@@ -76,6 +76,9 @@ the CA bundle kept in the katalog's CRDs.
 The cluster is reached through --kubeconfig, else $KUBECONFIG, else the
 in-cluster service account, else ~/.kube/config. With leader election (the
 default) only the elected replica reconciles; every replica serves /convert.
+The leader also keeps the katalog's CRDs migrated: when status.storedVersions
+lists a version other than the storage version, every object is rewritten at
+the storage version and storedVersions pruned (--storage-migration).
 SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
