@@ -245,6 +245,9 @@ func (r *runner) apiServerChecks(ctx context.Context) {
 	if len(a.installed) == 0 {
 		return
 	}
+	for _, ci := range a.installed {
+		a.deprecationChecks(ctx, ci)
+	}
 	for round, order := range reviewOrders {
 		if ctx.Err() != nil {
 			return
@@ -319,6 +322,9 @@ func (a *apiRun) install(ctx context.Context, ci *crdInfo, order []string) error
 	crd.ObjectMeta = metav1.ObjectMeta{Name: crd.Name, Labels: crd.Labels, Annotations: crd.Annotations}
 	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
 	crd.Spec.PreserveUnknownFields = false
+	if a.plan.Katalog != nil {
+		a.plan.Katalog.ApplyDeprecations(ci.crd, &crd.Spec)
+	}
 	url := a.wh.url
 	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
 		Strategy: apiextensionsv1.WebhookConverter,

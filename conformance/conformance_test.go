@@ -460,3 +460,24 @@ func TestReportFormats(t *testing.T) {
 		t.Errorf("CompileFailure: %+v", cr.Checks)
 	}
 }
+
+// Deprecated versions: the API server's Warning header is the katalog's
+// deprecationWarning, or its default text when the katalog gives none.
+func TestDeprecationWarnings(t *testing.T) {
+	plan := compile(t, "testdata/deprecated/katalog.yaml")
+	r := run(t, plan, Options{Count: 5, Seed: 1, APIServer: true, Environment: apiEnv(t)})
+	mustPass(t, r)
+	want := map[string]string{
+		"apiserver/deprecation warning gauges v1alpha1": `Warning: "conformance.orkestra.io/v1alpha1 Gauge is going away in the next release; use v1"`,
+		"apiserver/deprecation warning gauges v1beta1":  `Warning: "conformance.orkestra.io/v1beta1 Gauge is deprecated; use conformance.orkestra.io/v1 Gauge"`,
+	}
+	for id, note := range want {
+		cs := r.Find(id)
+		if len(cs) != 1 || cs[0].Note != note {
+			t.Errorf("%s: %+v, want one check noting %s", id, cs, note)
+		}
+	}
+	if cs := r.Find("deprecation warning gauges v1 "); len(cs) != 0 {
+		t.Errorf("a deprecation check for the storage version v1: %+v", cs)
+	}
+}

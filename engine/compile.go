@@ -456,6 +456,7 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 			}
 		}
 	}
+	conv.Identity = isIdentity(conv)
 	return conv
 }
 

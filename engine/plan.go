@@ -120,6 +120,9 @@ type Conversion struct {
 	Schemas  map[string]*structuralschema.Structural
 	// Paths by [from, to].
 	Paths map[[2]string]*Path
+	// Identity is true when every conversion between the CRD's versions
+	// only rewrites apiVersion (see isIdentity): no webhook is needed.
+	Identity bool
 }
 
 // Path is one compiled conversion path.

@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -43,6 +43,7 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		e.DependsOn = d.dependsOn(f.value, "dependsOn")
 	}
 	d.apiTypes(e, o["apiTypes"])
+	d.deprecation(e, o)
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
 		p := resolvePath(d.dirOf(resolve(o["crFiles"].value).Content[i], dir), f)
 		if _, err := os.Stat(p); err != nil {

@@ -95,6 +95,12 @@ type CRDEntry struct {
 	// Box is operatorBox (or the older reconciler:); nil when absent.
 	Box        *OperatorBox
 	Conversion *Conversion
+	// Deprecated marks the entry's version deprecated in the CRD that
+	// manifests and dev install; DeprecationWarning (nil: the API server's
+	// default text) is the Warning header clients then get.
+	Deprecated         bool
+	DeprecationWarning *string
+	DeprecationPos     Pos
 
 	// dir is the directory paths in this entry are relative to; node is the
 	// entry as written (a Komposer override merges into it) and listForm

@@ -15,6 +15,7 @@ const (
 	MetricRequests = "orkestra_conversion_requests_total"
 	MetricDuration = "orkestra_conversion_duration_seconds"
 	MetricActive   = "orkestra_conversion_active_requests"
+	MetricLastSeen = "orkestra_conversion_last_timestamp_seconds"
 )
 
 // Label values of the result label.
@@ -46,6 +47,7 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	active   *prometheus.GaugeVec
+	lastSeen *prometheus.GaugeVec
 
 	pairs   sync.Map // pairKey → *pairMetrics
 	mu      sync.Mutex
@@ -71,6 +73,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: MetricActive,
 			Help: "Objects being converted right now, by kind.",
 		}, []string{"kind"}),
+		lastSeen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: MetricLastSeen,
+			Help: "Unix time of the last object converted, by kind, source version and target version (orkestra versions reads it to tell whether clients still use a version).",
+		}, []string{"kind", "from_version", "to_version"}),
 		targets: map[schema.GroupVersionKind]*targetStats{},
 	}
 	if reg != nil {
@@ -82,6 +88,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			return nil, err
 		}
 		if m.active, err = register(reg, m.active); err != nil {
+			return nil, err
+		}
+		if m.lastSeen, err = register(reg, m.lastSeen); err != nil {
 			return nil, err
 		}
 	}
@@ -108,6 +117,7 @@ type pairMetrics struct {
 	success, failure prometheus.Counter
 	duration         prometheus.Observer
 	active           prometheus.Gauge
+	lastSeen         prometheus.Gauge
 	target           *targetStats
 }
 
@@ -123,6 +133,7 @@ func (m *Metrics) pair(k pairKey) *pairMetrics {
 		failure:  m.requests.WithLabelValues(k.kind, k.from, k.to, ResultFailure),
 		duration: m.duration.WithLabelValues(k.kind, k.from, k.to),
 		active:   m.active.WithLabelValues(k.kind),
+		lastSeen: m.lastSeen.WithLabelValues(k.kind, k.from, k.to),
 		target:   m.target(schema.GroupVersionKind{Group: k.group, Version: k.to, Kind: k.kind}),
 	}
 	actual, _ := m.pairs.LoadOrStore(k, p)
@@ -140,13 +151,15 @@ func (m *Metrics) target(gvk schema.GroupVersionKind) *targetStats {
 	return t
 }
 
-func (p *pairMetrics) observe(d time.Duration, ok bool) {
+// observe records one object converted in d, ending at end.
+func (p *pairMetrics) observe(end time.Time, d time.Duration, ok bool) {
 	if ok {
 		p.success.Inc()
 	} else {
 		p.failure.Inc()
 	}
 	p.duration.Observe(d.Seconds())
+	p.lastSeen.Set(float64(end.UnixNano()) / 1e9)
 	p.target.observe(d, ok)
 }
 

@@ -3,14 +3,19 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/lifecycle/compat"
 )
 
 func newCheckCmd() *cobra.Command {
 	var kf katalogFlags
+	var against string
 	cmd := &cobra.Command{
-		Use:   "check -f KATALOG [--strict]",
+		Use:   "check -f KATALOG [--strict] [--against OLD_KATALOG]",
 		Short: "Load and compile a katalog; list every problem as file:line:col: message",
 		Long: `check loads the katalog and its CRD manifests, compiles every expression
 against the schema of the CRD version it runs on, estimates its cost, and
@@ -20,7 +25,19 @@ summary when the katalog is clean, and 1 with one line per problem otherwise.
 A conversion expression that can fail on an object its source schema
 accepts (a field that is not required read without a guard, an index or a
 split beyond what the schema guarantees, …) is a warning; with --strict it
-is an error.`,
+is an error.
+
+With --against, the katalog is also compared with an older revision of it (a
+file or directory, e.g. a checkout of the last release): every change that
+breaks clients or stored objects is a finding at the line of the new
+revision — a served version removed while it may still be stored, a version
+no longer served (an error unless it was deprecated first), the storage
+version changed (a migration will run), a field removed from a version
+without a conversion that carries it, a field newly required without a
+default, a conversion or conversion path dropped. Errors exit 1; warnings
+are printed and exit 0.`,
+		Example: `  orkestra check -f katalog/
+  git worktree add /tmp/last v1.4.0 && orkestra check -f katalog/ --against /tmp/last/katalog/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			plan, err := kf.compile(cmd.ErrOrStderr())
@@ -31,15 +48,47 @@ is an error.`,
 				return err
 			}
 			s := plan.Stats
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s — %s, %s, %s\n", plan.Katalog.File,
+			line := fmt.Sprintf("ok: %s — %s, %s, %s", plan.Katalog.File,
 				plural(s.Entries, "entry", "entries"), plural(s.Expressions, "expression", "expressions"), plural(s.Paths, "conversion path", "conversion paths"))
+			if against != "" {
+				more, err := checkAgainst(cmd.ErrOrStderr(), kf, plan, against)
+				if err != nil {
+					return err
+				}
+				line += more
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), line)
 			return nil
 		},
 	}
 	kf.register(cmd)
 	kf.registerKubeconfig(cmd)
 	cmd.Flags().BoolVar(&kf.strictTotality, "strict", false, "a conversion expression that can fail on an object its source schema accepts is an error, not a warning")
+	cmd.Flags().StringVar(&against, "against", "", "an older revision of the katalog (file or directory): report the changes that break clients or stored objects")
 	return cmd
+}
+
+// checkAgainst compiles the old revision, prints every finding of going from
+// it to plan on w, and returns what the summary line adds; an error finding
+// ends the command with exit status 1.
+func checkAgainst(w io.Writer, kf katalogFlags, plan *engine.Plan, against string) (string, error) {
+	old := kf
+	old.files = []string{against}
+	oldPlan, err := old.compile(io.Discard)
+	if errors.Is(err, errProblems) {
+		return "", fmt.Errorf("--against %s: the old revision does not compile; run orkestra check -f %s to see why", against, against)
+	}
+	if err != nil {
+		return "", err
+	}
+	findings := compat.Compare(oldPlan, plan)
+	printDiagnostics(w, findings)
+	errs, warns := len(findings.Errors()), len(findings.Warnings())
+	if errs > 0 {
+		fmt.Fprintf(w, "against %s: %s, %s\n", against, plural(errs, "breaking change", "breaking changes"), plural(warns, "warning", "warnings"))
+		return "", exitCode(1)
+	}
+	return fmt.Sprintf("; against %s: no breaking change, %s", against, plural(warns, "warning", "warnings")), nil
 }
 
 func plural(n int, one, many string) string {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/operator"
 	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
@@ -47,11 +48,15 @@ type devFlags struct {
 	webhookPort  int
 	httpAddr     string
 	logVerbosity int
+	// storageMigration: as orkestra run's --storage-migration. The local
+	// control plane runs no kube-controller-manager, so the built-in
+	// migrator is never tried.
+	storageMigration bool
 }
 
 func newDevCmd() *cobra.Command {
 	var kf katalogFlags
-	df := devFlags{httpAddr: "127.0.0.1:8080"}
+	df := devFlags{httpAddr: "127.0.0.1:8080", storageMigration: true}
 	cmd := &cobra.Command{
 		Use:   "dev -f KATALOG [OBJECT.yaml…]",
 		Short: "Run a local control plane with the katalog's CRDs and the operator: the quickest way to try a katalog",
@@ -96,6 +101,7 @@ the current directory and the executable).`,
 	fs.IntVar(&df.webhookPort, "webhook-port", 0, "port of the HTTPS /convert webhook on 127.0.0.1 (default: a free port)")
 	fs.StringVar(&df.httpAddr, "http-addr", df.httpAddr, "address of /metrics, /healthz, /readyz and /katalog (empty: off)")
 	fs.IntVarP(&df.logVerbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
+	fs.BoolVar(&df.storageMigration, "storage-migration", df.storageMigration, "migrate stored objects to the storage version when storedVersions lists another version (as orkestra run)")
 	return cmd
 }
 
@@ -108,6 +114,7 @@ type devSession struct {
 	httpAddr   string
 	applied    []string
 	crds       []*apiextensionsv1.CustomResourceDefinition
+	strategies map[string]crdspec.Strategy
 }
 
 // runDev runs the session until ctx is done. ready, when set, is called
@@ -195,7 +202,8 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 	}
 	s.httpAddr = df.httpAddr
 
-	if s.crds, err = installDevCRDs(ctx, s.cfg, plan, s.webhookURL, caPEM); err != nil {
+	s.strategies = map[string]crdspec.Strategy{}
+	if s.crds, err = installDevCRDs(ctx, s.cfg, plan, s.webhookURL, caPEM, s.strategies); err != nil {
 		return err
 	}
 
@@ -204,7 +212,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 	defer stopOperator()
 	opDone := make(chan error, 1)
 	go func() {
-		opDone <- runOperator(opCtx, s.cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true}, log)
+		opDone <- runOperator(opCtx, s.cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true, storageMigration: df.storageMigration, migrationQPS: defaultMigrationQPS}, log)
 	}()
 	if err := waitWebhook(ctx, addr, caPEM, opDone); err != nil {
 		return err
@@ -298,9 +306,10 @@ func envtestAssets(flag string, stderr io.Writer) (string, error) {
 	return "", errors.New("no kube-apiserver and etcd for the local control plane: pass --assets DIR or set KUBEBUILDER_ASSETS to a directory holding both, or run orkestra dev inside the orkestra repository (hack/envtest-assets.sh builds them)")
 }
 
-// installDevCRDs installs the katalog's CRDs; those the katalog converts go
-// through url with caPEM as their caBundle.
-func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, url string, caPEM []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// installDevCRDs installs the katalog's CRDs (crdspec: deprecations, and
+// conversion through url with caPEM as caBundle where a webhook is needed),
+// recording each one's conversion strategy in strategies.
+func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, url string, caPEM []byte, strategies map[string]crdspec.Strategy) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	ext, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -315,17 +324,10 @@ func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, ur
 		seen[src.Object.Name] = true
 		crd := &apiextensionsv1.CustomResourceDefinition{
 			ObjectMeta: metav1.ObjectMeta{Name: src.Object.Name, Labels: src.Object.Labels, Annotations: src.Object.Annotations},
-			Spec:       *src.Object.Spec.DeepCopy(),
 		}
-		if _, ok := plan.Conversions[src.GroupKind()]; ok {
-			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-				Strategy: apiextensionsv1.WebhookConverter,
-				Webhook: &apiextensionsv1.WebhookConversion{
-					ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
-					ConversionReviewVersions: []string{"v1", "v1beta1"},
-				},
-			}
-		}
+		var strategy crdspec.Strategy
+		crd.Spec, strategy = crdspec.Spec(plan, src, apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caPEM})
+		strategies[crd.Name] = strategy
 		created, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{FieldManager: devFieldManager})
 		if err != nil {
 			return nil, fmt.Errorf("installing CRD %s (from %s): %w", crd.Name, src.Path, err)
@@ -444,8 +446,11 @@ func printDevSession(w io.Writer, plan *engine.Plan, s *devSession) {
 			}
 		}
 		conv := "no conversion"
-		if c.Spec.Conversion != nil && c.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+		switch s.strategies[c.Name] {
+		case crdspec.Webhook:
 			conv = "converted by " + s.webhookURL
+		case crdspec.Identity:
+			conv = "identity conversion: strategy None, the webhook is not called"
 		}
 		fmt.Fprintf(w, "    %s  versions %s (storage %s), %s\n", c.Name, strings.Join(versions, ", "), storage, conv)
 	}

@@ -76,6 +76,9 @@ expression) is reported on stderr.`,
 			for _, w := range in.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
+			for _, n := range in.Notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+			}
 			if outDir == "" {
 				return in.WriteYAML(cmd.OutOrStdout())
 			}

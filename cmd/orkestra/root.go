@@ -144,7 +144,7 @@ type-checked against the CRD's schema when the katalog loads.`,
 	root.AddCommand(
 		newCheckCmd(), newRenderCmd(), newConvertCmd(), newMigrateCmd(),
 		newServeCmd(), newRunCmd(), newConformanceCmd(), newManifestsCmd(),
-		newDevCmd(), newVersionCmd(), newExplainCmd(),
+		newDevCmd(), newStorageCmd(), newVersionsCmd(), newVersionCmd(), newExplainCmd(),
 	)
 	return root
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
+	"github.com/orkspace/orkestra-cel/lifecycle/storage"
 	"github.com/orkspace/orkestra-cel/operator"
 	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
@@ -41,6 +42,10 @@ type runFlags struct {
 	// --tls-cert given): a shared Secret, files for the webhook server, the
 	// CRDs' caBundle.
 	builtinCerts *certs.Options
+	// storageMigration runs the storage migration controller on the leader.
+	storageMigration bool
+	migrationQPS     float64
+	builtinTimeout   time.Duration
 	// skipNameValidation lets one process start the operator more than once
 	// (orkestra dev is run repeatedly by its tests); controller-runtime
 	// otherwise refuses a second controller of the same name.
@@ -51,7 +56,7 @@ func newRunCmd() *cobra.Command {
 	var kf katalogFlags
 	serving := webhook.DefaultConfig()
 	certOpts := certs.DefaultOptions()
-	rf := runFlags{leaderElect: true, gracefulShutdown: 30 * time.Second}
+	rf := runFlags{leaderElect: true, gracefulShutdown: 30 * time.Second, storageMigration: true, migrationQPS: defaultMigrationQPS, builtinTimeout: 30 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "run -f KATALOG",
 		Short: "Run the operator: reconcilers, the /convert webhook, metrics and health",
@@ -71,6 +76,9 @@ the CA bundle kept in the katalog's CRDs.
 The cluster is reached through --kubeconfig, else $KUBECONFIG, else the
 in-cluster service account, else ~/.kube/config. With leader election (the
 default) only the elected replica reconciles; every replica serves /convert.
+The leader also keeps the katalog's CRDs migrated: when status.storedVersions
+lists a version other than the storage version, every object is rewritten at
+the storage version and storedVersions pruned (--storage-migration).
 SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -112,6 +120,9 @@ SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 	fs.StringVar(&rf.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's namespace in a cluster, else --namespace, else default)")
 	fs.DurationVar(&rf.gracefulShutdown, "graceful-shutdown-timeout", rf.gracefulShutdown, "how long running reconciles may finish after SIGTERM")
 	fs.IntVarP(&rf.logVerbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
+	fs.BoolVar(&rf.storageMigration, "storage-migration", rf.storageMigration, "on the leader, migrate stored objects of the katalog's CRDs to their storage version whenever status.storedVersions lists another version, then prune storedVersions")
+	fs.Float64Var(&rf.migrationQPS, "storage-migration-qps", rf.migrationQPS, "object writes per second of a storage migration (0: unbounded)")
+	fs.DurationVar(&rf.builtinTimeout, "storage-migration-builtin-timeout", rf.builtinTimeout, "how long a StorageVersionMigration (the cluster's built-in migrator) may take to show progress before Orkestra rewrites the objects itself (0: never use the built-in migrator)")
 	return cmd
 }
 
@@ -123,6 +134,9 @@ func kubeconfigFile(path string) (*rest.Config, error) {
 	}
 	return cfg, nil
 }
+
+// defaultMigrationQPS bounds the writes of a storage migration by default.
+const defaultMigrationQPS = 100
 
 // restConfig loads the cluster configuration the standard way.
 func (rf *runFlags) restConfig() (*rest.Config, error) {
@@ -197,11 +211,27 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 	if err := op.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	rt := operatorRuntime{op: op, plan: plan}
+	if rf.storageMigration {
+		rt.storage, err = storage.NewController(cfg, storage.ControllerOptions{
+			CRDs:     storage.CRDNames(plan),
+			Migrator: storage.Options{QPS: rf.migrationQPS, BuiltinTimeout: rf.builtinTimeout},
+			Registry: ctrlmetrics.Registry,
+			Recorder: mgr.GetEventRecorder(operator.EventReporter),
+			Log:      log.WithName("storage"),
+		})
+		if err != nil {
+			return fmt.Errorf("storage migration: %w", err)
+		}
+		if err := mgr.Add(rt.storage); err != nil {
+			return err
+		}
+	}
 	srv := &webhook.Server{
 		Config:     serving,
 		Plan:       plan,
 		Converter:  conversion.New(plan, conversion.Options{}),
-		Runtime:    operatorRuntime{op},
+		Runtime:    rt,
 		Registry:   ctrlmetrics.Registry,
 		ReadyCheck: op.Ready,
 		Log:        log.WithName("webhook"),
@@ -228,19 +258,33 @@ type servingRunnable struct{ srv *webhook.Server }
 func (s servingRunnable) Start(ctx context.Context) error { return s.srv.Run(ctx) }
 func (s servingRunnable) NeedLeaderElection() bool        { return false }
 
-// operatorRuntime gives the /katalog API the operator's per-entry status.
-type operatorRuntime struct{ op *operator.Operator }
+// operatorRuntime gives the /katalog API the operator's per-entry status
+// and the storage state of the entry's CRD.
+type operatorRuntime struct {
+	op      *operator.Operator
+	plan    *engine.Plan
+	storage *storage.Controller // nil: storage migration off
+}
 
 func (r operatorRuntime) Entry(name string) (webhook.EntryRuntime, bool) {
 	st, ok := r.op.Entry(name)
 	if !ok {
 		return webhook.EntryRuntime{}, false
 	}
-	return webhook.EntryRuntime{
+	out := webhook.EntryRuntime{
 		Workers:       st.Workers,
 		WorkersActive: st.WorkersActive,
 		ResourceCount: st.ResourceCount,
 		Started:       st.Started,
 		Healthy:       st.Healthy,
-	}, true
+	}
+	if e := r.plan.Entry(name); r.storage != nil && e != nil && e.Source.CRD != nil {
+		if s, ok := r.storage.Status(e.Source.CRD.Object.Name); ok {
+			out.Storage = &webhook.StorageStatus{StoredVersions: s.StoredVersions, Migrating: s.Migrating, Migrated: s.Migrated, LastError: s.LastError}
+			if s.Remaining >= 0 {
+				out.Storage.Remaining = &s.Remaining
+			}
+		}
+	}
+	return out, true
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
 
@@ -131,6 +132,9 @@ type Install struct {
 	Children []ChildAccess
 	// Warnings are what could not be derived (printed by the command).
 	Warnings []string
+	// Notes say what the install decided for the user (printed by the
+	// command): CRDs installed without the webhook.
+	Notes []string
 	// Names of what the install refers to.
 	ServiceAccount, ServiceName, SecretName, LeaseName, ConfigMapName string
 	CRDNames                                                          []string
@@ -202,18 +206,14 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 	access := Rules(plan)
 	rules := access.Cluster
 	in.Children, in.Warnings = access.Children, access.Warnings
-	if converted := certs.CRDNames(plan); !opts.CertManager && len(converted) > 0 {
-		// The built-in mode writes the CA bundle into the CRDs converting
-		// through the webhook, and only those (list and watch name them
-		// with a field selector).
-		rules = append(rules, rbacv1.PolicyRule{
-			APIGroups:     []string{apiextensionsv1.GroupName},
-			Resources:     []string{"customresourcedefinitions"},
-			ResourceNames: converted,
-			Verbs:         []string{"get", "list", "watch", "patch"},
-		})
-		sortRules(rules)
-	}
+	// The storage migration (on by default in orkestra run) reads and
+	// patches every katalog CRD (progress annotation), writes its status
+	// (storedVersions, condition) and rewrites its objects; the built-in
+	// certificate mode patches the CA bundle into the CRDs converting
+	// through the webhook, a subset of those. list and watch name the CRDs
+	// with a field selector.
+	rules = append(rules, StorageMigrationRules(plan)...)
+	sortRules(rules)
 	clusterName := ns + ":" + opts.Name
 	in.add(FileRBAC, &corev1.ServiceAccount{
 		TypeMeta:   typeMeta("v1", "ServiceAccount"),
@@ -363,28 +363,24 @@ func (in *Install) crds(plan *engine.Plan) []*apiextensionsv1.CustomResourceDefi
 				Labels:      merge(src.Labels, map[string]string{LabelKatalog: plan.Katalog.Name}),
 				Annotations: src.Annotations,
 			},
-			Spec: *src.Spec.DeepCopy(),
 		}
-		if _, ok := plan.Conversions[e.Source.CRD.GroupKind()]; ok {
-			c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-				Strategy: apiextensionsv1.WebhookConverter,
-				Webhook: &apiextensionsv1.WebhookConversion{
-					ClientConfig: &apiextensionsv1.WebhookClientConfig{
-						Service: &apiextensionsv1.ServiceReference{
-							Namespace: in.Options.Namespace,
-							Name:      in.ServiceName,
-							Path:      ptr.To(ConvertPath),
-							Port:      ptr.To(int32(ServicePort)),
-						},
-					},
-					ConversionReviewVersions: []string{"v1", "v1beta1"},
-				},
-			}
+		cc := apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+			Namespace: in.Options.Namespace,
+			Name:      in.ServiceName,
+			Path:      ptr.To(ConvertPath),
+			Port:      ptr.To(int32(ServicePort)),
+		}}
+		spec, strategy := crdspec.Spec(plan, e.Source.CRD, cc)
+		c.Spec = spec
+		switch strategy {
+		case crdspec.Webhook:
 			if in.Options.CertManager {
 				c.Annotations = merge(c.Annotations, map[string]string{
 					AnnotationInjectCA: in.Options.Namespace + "/" + in.certificateName(),
 				})
 			}
+		case crdspec.Identity:
+			in.Notes = append(in.Notes, crdspec.IdentityNote(c.Name))
 		}
 		out = append(out, c)
 	}

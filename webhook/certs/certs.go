@@ -211,15 +211,16 @@ func (o *Options) Policy() Policy {
 	}
 }
 
-// CRDNames returns the names of the CRDs whose conversion a plan declares
-// (the ones converting through the webhook), in katalog order.
+// CRDNames returns the names of the CRDs converting through the webhook
+// (the plan declares their conversion and it is not the identity), in
+// katalog order.
 func CRDNames(plan *engine.Plan) []string {
 	var out []string
 	for _, e := range plan.Entries {
 		if e.Source == nil || e.Source.CRD == nil {
 			continue
 		}
-		if _, ok := plan.Conversions[e.Source.CRD.GroupKind()]; !ok {
+		if !plan.ConvertsByWebhook(e.Source.CRD.GroupKind()) {
 			continue
 		}
 		if n := e.Source.CRD.Object.Name; n != "" && !slices.Contains(out, n) {
