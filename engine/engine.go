@@ -59,7 +59,15 @@ type Context struct {
 // object to a CEL value once per scope, not once per expression).
 type Scope struct {
 	Self map[string]any
-	memo map[any]any
+	// Children are the custom resource's children as the operator last
+	// observed them, in the original engine's shape (the legacy `.children`
+	// root; build it with ChildrenView): per declared child kind a plural
+	// key ("deployments", "services", "customs", …) mapping child name →
+	// object, and a singular key ("deployment", "service", "custom", …)
+	// holding the first child by name, or a placeholder when there is none.
+	// Nil where an evaluation has no children (conversion paths).
+	Children map[string]any
+	memo     map[any]any
 }
 
 // NewScope returns a scope over obj.
