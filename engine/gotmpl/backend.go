@@ -8,34 +8,52 @@
 package gotmpl
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"sync"
-	"text/template"
 	"text/template/parse"
+	"time"
 	"unicode/utf8"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // Backend compiles legacy templates and structured conditions. It is safe
 // for concurrent use; so is everything it compiles.
 type Backend struct {
-	cel   engine.Backend
-	roots sync.Map // *structuralschema.Structural → its root schema
+	cel          engine.Backend
+	runtimeLimit uint64
+	roots        sync.Map // *structuralschema.Structural → its root schema
 }
 
 var _ engine.LegacyBackend = (*Backend)(nil)
+
+// Options configure a Backend.
+type Options struct {
+	// RuntimeCostLimit is the cost limit of one evaluation (steps and the
+	// strings functions build; see exec.go); 0 means CEL's default, the same
+	// --max-runtime-cost.
+	RuntimeCostLimit uint64
+}
 
 // New returns the legacy backend. cel compiles the CEL that structured
 // conditions translate to; its environment must include CELLibrary(). With
 // a nil cel, structured conditions are evaluated by this package directly
 // (same semantics; used by tests and tools that have no CEL backend).
-func New(cel engine.Backend) *Backend { return &Backend{cel: cel} }
+func New(cel engine.Backend) *Backend { return NewWithOptions(cel, Options{}) }
+
+// NewWithOptions is New with options.
+func NewWithOptions(cel engine.Backend, opts Options) *Backend {
+	b := &Backend{cel: cel, runtimeLimit: opts.RuntimeCostLimit}
+	if b.runtimeLimit == 0 {
+		b.runtimeLimit = celengine.DefaultRuntimeCostLimit
+	}
+	return b
+}
 
 func (b *Backend) root(self *structuralschema.Structural) shape {
 	if self == nil {
@@ -87,9 +105,10 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 		report(pe.Offset, pe.Msg)
 		return nil, diags
 	}
-	c := &checker{src: src, version: ctx.SelfVersion, report: report, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self)}
+	c := &checker{src: src, version: ctx.SelfVersion, report: report, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self),
+		noChildren: strings.HasPrefix(ctx.Field, "conversion.")}
 	c.check(tree)
-	t := &Template{src: src, pos: ctx.Pos, tree: tree, plain: c.plain, field: ctx.Field}
+	t := &Template{src: src, pos: ctx.Pos, tree: tree, plain: c.plain, field: ctx.Field, children: c.children, timers: c.timers}
 	if p == forValue {
 		t.coerce = coercionFor(ctx)
 	}
@@ -106,12 +125,12 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	tmpl, err := template.New(treeName).Option("missingkey=zero").Funcs(funcMap).AddParseTree(treeName, tree)
+	x, err := newExecutor(tree, c.usedFuncs(), b.runtimeLimit)
 	if err != nil {
 		report(0, "internal: "+err.Error())
 		return nil, diags
 	}
-	t.tmpl = tmpl
+	t.exec = x
 	return t, diags
 }
 
@@ -150,44 +169,49 @@ type Template struct {
 	pos    katalog.Pos
 	field  string
 	tree   *parse.Tree
-	tmpl   *template.Template
+	exec   *executor
 	plain  []string // the field path of a plain `{{ .a.b }}`, else nil
 	coerce coercion
+	// children: the template reads .children.
+	children bool
+	// timers say when clock-reading calls may change their result.
+	timers []timer
 }
-
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // Render executes the template against obj and returns the rendered string
 // as the original engine produced it: trimmed, `<no value>` removed.
 func (t *Template) Render(obj map[string]any) (string, error) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= 64<<10 {
-			bufPool.Put(buf)
-		}
-	}()
-	if err := t.tmpl.Execute(buf, obj); err != nil {
-		return "", execError(err)
+	return t.render(engine.NewScope(obj))
+}
+
+func (t *Template) render(s *engine.Scope) (string, error) {
+	out, err := t.exec.run(dataFor(s, t.children))
+	if err != nil {
+		return "", err
 	}
-	return finish(buf.Bytes()), nil
+	return finish(out), nil
 }
 
 // Eval renders and coerces the template. A plain field reference whose
-// field is absent (or null) returns engine.ErrAbsent: the target is left
-// unset.
+// last field is absent (or null) returns engine.ErrAbsent: the target is
+// left unset. A missing or non-object field on the way fails, as in the
+// original engine.
 func (t *Template) Eval(s *engine.Scope) (any, error) {
-	if t.plain != nil {
-		if v, ok := lookup(s.Self, t.plain); !ok || v == nil {
-			return nil, engine.ErrAbsent
-		}
+	if t.plain != nil && lastAbsent(dataFor(s, t.children), t.plain) {
+		return nil, engine.ErrAbsent
 	}
-	out, err := t.Render(s.Self)
+	out, err := t.render(s)
 	if err != nil {
 		return nil, err
 	}
 	return t.coerce.coerce(out)
 }
+
+// NextChange implements engine.Timed for templates that read the clock.
+func (t *Template) NextChange(now time.Time) time.Time { return nextChange(now, t.timers) }
+
+// Timed reports whether the template reads the clock.
+func (t *Template) Timed() bool { return len(t.timers) > 0 }
 
 func (t *Template) Source() string   { return t.src }
 func (t *Template) Pos() katalog.Pos { return t.pos }
@@ -204,7 +228,7 @@ func (t *Template) PlainRef() []string { return t.plain }
 type conditionTemplate struct{ t *Template }
 
 func (c *conditionTemplate) Eval(s *engine.Scope) (bool, error) {
-	out, err := c.t.Render(s.Self)
+	out, err := c.t.render(s)
 	if err != nil {
 		return false, err
 	}
@@ -217,8 +241,24 @@ func (c *conditionTemplate) Eval(s *engine.Scope) (bool, error) {
 	return false, fmt.Errorf("the condition rendered %q; it must render true or false", shorten(out))
 }
 
+func (c *conditionTemplate) NextChange(now time.Time) time.Time { return c.t.NextChange(now) }
+
 func (c *conditionTemplate) Source() string   { return c.t.src }
 func (c *conditionTemplate) Pos() katalog.Pos { return c.t.pos }
+
+// lastAbsent reports a path whose every step but the last is an object and
+// whose last step is missing or null.
+func lastAbsent(obj map[string]any, path []string) bool {
+	parent, ok := lookup(obj, path[:len(path)-1])
+	if !ok {
+		return false
+	}
+	m, ok := parent.(map[string]any)
+	if !ok {
+		return false
+	}
+	return m[path[len(path)-1]] == nil
+}
 
 // lookup walks maps by key: the value at path and whether every step exists.
 func lookup(obj map[string]any, path []string) (any, bool) {

@@ -3,6 +3,7 @@ package gotmpl
 import (
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"text/template/parse"
 
@@ -25,6 +26,24 @@ type checker struct {
 	// plain is the field path of a template that is exactly one field
 	// reference ({{ .spec.x }}), else nil.
 	plain []string
+	// used are the library functions the template calls.
+	used map[string]bool
+	// noChildren: .children is not available here (conversion paths).
+	noChildren bool
+	// children: the template reads .children.
+	children bool
+	// timers of the clock-reading calls.
+	timers []timer
+}
+
+// usedFuncs lists the library functions the template calls, sorted.
+func (c *checker) usedFuncs() []string {
+	out := make([]string, 0, len(c.used))
+	for n := range c.used {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // argInfo is what the checker knows of an argument or a command's result.
@@ -189,6 +208,7 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 	}
 	info := c.function(id)
 	args := cmd.Args[1:]
+	c.clock(info, args)
 	infos := make([]argInfo, len(args))
 	for i, a := range args {
 		infos[i] = c.arg(a, dot)
@@ -223,6 +243,16 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 	return argInfo{node: cmd}
 }
 
+// clock records the timer of a clock-reading call.
+func (c *checker) clock(info *funcInfo, args []parse.Node) {
+	if info == nil || info.clock == nil {
+		return
+	}
+	if t := info.clock(args); t != nil {
+		c.timers = append(c.timers, t)
+	}
+}
+
 // function resolves a function name, reporting unknown and forbidden ones.
 func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 	name := id.Ident
@@ -243,6 +273,10 @@ func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 	case info.random && !c.random:
 		c.report(int(id.Pos), fmt.Sprintf("%s makes a new value at every evaluation, so the object would change on every reconcile (drift); use it only in the data of a secret with once: true", name))
 	}
+	if c.used == nil {
+		c.used = map[string]bool{}
+	}
+	c.used[name] = true
 	return info
 }
 
@@ -271,6 +305,7 @@ func (c *checker) arg(n parse.Node, dot shape) argInfo {
 	case *parse.IdentifierNode:
 		// A function called without arguments.
 		if info := c.function(x); info != nil {
+			c.clock(info, nil)
 			if lo, hi := arity(info); lo > 0 {
 				c.report(int(x.Pos), fmt.Sprintf("%s takes %s, got 0; call it in parentheses with its arguments: (%s …)", x.Ident, describeArity(lo, hi), x.Ident))
 			}
@@ -285,6 +320,15 @@ func (c *checker) arg(n parse.Node, dot shape) argInfo {
 func (c *checker) fields(base shape, segs []string, offs []int, ref string) shape {
 	sh := base
 	for i, seg := range segs {
+		if sh.root && seg == "children" {
+			if c.noChildren {
+				c.report(offs[i], ".children is not available in a conversion path: a conversion sees only the object being converted")
+				return shape{}
+			}
+			c.children = true
+			sh = shape{children: true, path: "children"}
+			continue
+		}
 		next, prob := child(sh, seg, c.version)
 		if prob != nil {
 			written := ref

@@ -1,7 +1,6 @@
 package gotmpl
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -210,6 +209,6 @@ func shorten(s string) string {
 // finish turns raw template output into the rendered string: trimmed, then
 // every "<no value>" (a missing key) removed — in that order, as the
 // original did, so "{{ .spec.missing }} x" renders " x".
-func finish(raw []byte) string {
-	return strings.ReplaceAll(string(bytes.TrimSpace(raw)), "<no value>", "")
+func finish(raw string) string {
+	return strings.ReplaceAll(strings.TrimSpace(raw), "<no value>", "")
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"text/template/parse"
 )
 
 // The function library of the legacy adapter: the functions of the original
@@ -31,6 +32,9 @@ type funcInfo struct {
 	pipeFirst bool
 	// min and max argument counts of builtins (max < 0: no limit).
 	min, max int
+	// clock: the function reads the clock; it returns the timer of a call
+	// from its arguments (nil: the value never changes).
+	clock func(args []parse.Node) timer
 }
 
 var funcs = map[string]*funcInfo{

@@ -260,7 +260,7 @@ func (s *Structured) Eval(sc *engine.Scope) (bool, error) {
 		}
 	}
 	for _, g := range s.goParts {
-		if g.eval(sc.Self) != s.all {
+		if g.eval(sc) != s.all {
 			return !s.all, nil
 		}
 	}
@@ -287,20 +287,20 @@ type goCond struct {
 	cel      string
 }
 
-func (g *goCond) eval(obj map[string]any) bool {
-	r := g.test(obj)
+func (g *goCond) eval(s *engine.Scope) bool {
+	r := g.test(s)
 	if g.negate {
 		return !r
 	}
 	return r
 }
 
-func (g *goCond) test(obj map[string]any) bool {
+func (g *goCond) test(s *engine.Scope) bool {
 	expected := g.operand
 	if g.operandT != nil {
 		// As the original: when the value template fails, the raw text is
 		// compared.
-		if out, err := g.operandT.Render(obj); err == nil {
+		if out, err := g.operandT.render(s); err == nil {
 			expected = out
 		} else {
 			expected = g.operandT.src
@@ -308,13 +308,13 @@ func (g *goCond) test(obj map[string]any) bool {
 	}
 	var fieldVal string
 	if g.fieldT != nil {
-		out, err := g.fieldT.Render(obj)
+		out, err := g.fieldT.render(s)
 		if err != nil {
 			return false // as the original: a failing field template fails the condition
 		}
 		fieldVal = out
 	} else {
-		fieldVal = fieldString(obj, g.path)
+		fieldVal = fieldString(s.Self, g.path)
 	}
 	re := g.re
 	if g.op == "regex" && g.operandT != nil {

@@ -226,9 +226,43 @@ type val struct {
 	// plain is the field path of a field read.
 	plain []string
 	// absent is an optional-typed form of a field read that is none when
-	// any step is missing (the legacy plain-reference rule); "" when every
-	// step is always present.
+	// any step is missing; "" when every step is always present.
 	absent string
+	// parent and lastSel split a field read whose last step may be
+	// missing: the strict read of its parent and the optional selection.
+	parent, lastSel string
+}
+
+// plainForm is a field read as the legacy plain reference behaves: it
+// fails on a missing parent and is none (the target left unset) on a
+// missing last field. A CEL plain reference is absent on any missing step,
+// so where a parent may be missing the read is wrapped in optional.of.
+func plainForm(v val) string {
+	switch {
+	case len(v.fails) == 0:
+		return v.expr
+	case v.opt != nil:
+		return "optional.of(" + v.parent + ")" + v.lastSel
+	}
+	return "optional.of(" + v.expr + ")"
+}
+
+// plainMap is f applied to a field read as the legacy plain reference
+// behaves (see plainForm): f(x) written with x as "v" inside .optMap when
+// the read may be none, else on the strict read itself. wrap(x) builds f's
+// CEL from the read x.
+func plainMap(v val, wrap func(x string) string) string {
+	switch {
+	case v.absent == "":
+		return wrap(v.expr)
+	case len(v.fails) == 0:
+		return v.absent + ".optMap(v, " + wrap("v") + ")"
+	case v.opt != nil:
+		return v.opt.expr + ".optMap(v, " + wrap("v") + ")"
+	}
+	// The last field is always there, a parent may not be: the strict read
+	// fails where the legacy read failed.
+	return wrap(v.expr)
 }
 
 func (v val) mayNil() bool { return v.opt != nil }
@@ -568,17 +602,13 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 		}
 		switch {
 		case c.mode == modeString && v.kind == vString && v.noEdgeSpace:
-			return "${" + v.expr + "}"
-		case c.mode == modeString && v.kind == vString && v.absent == "":
-			return "${" + v.expr + ".trim()}"
+			return "${" + plainForm(v) + "}"
 		case c.mode == modeString && v.kind == vString:
-			return "${" + v.absent + ".optMap(v, v.trim())}"
-		case c.mode == modeString && (v.kind == vInt || v.kind == vBool || v.kind == vDouble) && v.absent == "":
-			return "${string(" + v.expr + ")}"
+			return "${" + plainMap(v, func(x string) string { return x + ".trim()" }) + "}"
 		case c.mode == modeString && (v.kind == vInt || v.kind == vBool || v.kind == vDouble):
-			return "${" + v.absent + ".optMap(v, string(v))}"
+			return "${" + plainMap(v, func(x string) string { return "string(" + x + ")" }) + "}"
 		case typedFits(c.mode, v.kind):
-			return "${" + v.expr + "}"
+			return "${" + plainForm(v) + "}"
 		}
 		t.failf(n, "%s into %s: %s", kindName(v), describeMode(c.mode), fitProblem(c.mode, v.kind))
 	}

@@ -47,7 +47,9 @@ func (t *translator) field(segs []string, n parse.Node) val {
 	v.path = pathKey(segs)
 	v.fails = fails
 	if !always || nullable {
-		v.opt = &val{kind: v.kind, elem: v.elem, prec: precPrimary, expr: last.expr + optSelect(st.s, seg(segs), last.s)}
+		sel := optSelect(st.s, seg(segs), last.s)
+		v.opt = &val{kind: v.kind, elem: v.elem, prec: precPrimary, expr: last.expr + sel}
+		v.parent, v.lastSel = last.expr, sel
 	}
 	v.absent = st.absent
 	return v
