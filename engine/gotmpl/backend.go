@@ -108,6 +108,13 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 	c := &checker{src: src, version: ctx.SelfVersion, report: report, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self),
 		noChildren: strings.HasPrefix(ctx.Field, "conversion.")}
 	c.check(tree)
+	if !diags.HasErrors() {
+		limit := ctx.CostLimit
+		if limit == 0 {
+			limit = celengine.DefaultCostLimit
+		}
+		c.checkCost(tree, limit)
+	}
 	t := &Template{src: src, pos: ctx.Pos, tree: tree, plain: c.plain, field: ctx.Field, children: c.children, timers: c.timers}
 	if p == forValue {
 		t.coerce = coercionFor(ctx)

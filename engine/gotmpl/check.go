@@ -34,6 +34,8 @@ type checker struct {
 	children bool
 	// timers of the clock-reading calls.
 	timers []timer
+	// bounds of the ranges whose iterations are bounded.
+	bounds map[*parse.BranchNode]loopBound
 }
 
 // usedFuncs lists the library functions the template calls, sorted.
@@ -123,6 +125,14 @@ func (c *checker) branch(b *parse.BranchNode, dot shape, kind string) {
 	c.pushScope()
 	defer c.popScope()
 	res := c.pipeNoDecl(b.Pipe, dot)
+	if kind == "range" {
+		if lb, ok := rangeBound(b.Pipe, res); ok {
+			if c.bounds == nil {
+				c.bounds = map[*parse.BranchNode]loopBound{}
+			}
+			c.bounds[b] = lb
+		}
+	}
 	inner := dot
 	switch kind {
 	case "with":

@@ -55,7 +55,7 @@ var funcs = map[string]*funcInfo{
 	"hasPrefix":  {fn: strings.HasPrefix, pipeFirst: true},
 	"hasSuffix":  {fn: strings.HasSuffix, pipeFirst: true},
 	"contains":   {fn: strings.Contains, pipeFirst: true},
-	"replace":    {fn: strings.ReplaceAll, pipeFirst: true},
+	"replace":    {fn: fnReplace, pipeFirst: true},
 	"split":      {fn: fnSplit, pipeFirst: true},
 	"join":       {fn: fnJoin, pipeFirst: true},
 	"repeat":     {fn: fnRepeat, pipeFirst: true},
@@ -107,9 +107,9 @@ var funcs = map[string]*funcInfo{
 	"not":      {min: 1, max: 1},
 	"index":    {min: 1, max: -1},
 	"slice":    {min: 1, max: -1},
-	"print":    {min: 0, max: -1},
-	"printf":   {min: 1, max: -1},
-	"println":  {min: 0, max: -1},
+	"print":    {fn: fmt.Sprint},
+	"printf":   {fn: fnPrintf},
+	"println":  {fn: fmt.Sprintln},
 	"eq":       {min: 2, max: -1},
 	"ne":       {min: 2, max: 2},
 	"lt":       {min: 2, max: 2},
@@ -257,29 +257,103 @@ func fnSplit(s, sep string) []string {
 // the object (its items formatted with %v). The original took only []string,
 // so joining a list field failed at run time.
 func fnJoin(elems any, sep string) (string, error) {
+	var parts []string
 	switch x := elems.(type) {
 	case []string:
-		return strings.Join(x, sep), nil
+		parts = x
 	case []any:
-		parts := make([]string, len(x))
+		parts = make([]string, len(x))
 		for i, e := range x {
 			parts[i] = fnToString(e)
 		}
-		return strings.Join(parts, sep), nil
 	case nil:
 		return "", nil
+	default:
+		return "", fmt.Errorf("join: expected a list, got %T", elems)
 	}
-	return "", fmt.Errorf("join: expected a list, got %T", elems)
+	total := len(sep) * max(len(parts)-1, 0)
+	for _, p := range parts {
+		total += len(p)
+	}
+	if total > MaxOutputBytes {
+		return "", fmt.Errorf("join: the result would be longer than %d bytes", MaxOutputBytes)
+	}
+	return strings.Join(parts, sep), nil
 }
+
+// Functions whose result can be much larger than their arguments check
+// its size before building it: no string a template builds may exceed
+// MaxOutputBytes, whatever the budget left.
 
 func fnRepeat(s string, n int) (string, error) {
 	if n < 0 {
 		return "", fmt.Errorf("repeat: negative count %d", n)
 	}
-	if len(s)*n > 1<<20 {
-		return "", fmt.Errorf("repeat: result longer than 1 MiB")
+	if n > 0 && len(s) > MaxOutputBytes/n {
+		return "", fmt.Errorf("repeat: the result would be longer than %d bytes", MaxOutputBytes)
 	}
 	return strings.Repeat(s, n), nil
+}
+
+func fnReplace(s, old, new string) (string, error) {
+	n := strings.Count(s, old)
+	if n > 0 && len(new) > len(old) && len(s)+n*(len(new)-len(old)) > MaxOutputBytes {
+		return "", fmt.Errorf("replace: the result would be longer than %d bytes", MaxOutputBytes)
+	}
+	return strings.ReplaceAll(s, old, new), nil
+}
+
+// fnPrintf is fmt.Sprintf, refusing widths and precisions that would build
+// a string longer than MaxOutputBytes from a few bytes of format.
+func fnPrintf(format string, args ...any) (string, error) {
+	if w := maxFormatWidth(format, args); w > MaxOutputBytes {
+		return "", fmt.Errorf("printf: a width or precision of %d is larger than %d", w, MaxOutputBytes)
+	}
+	return fmt.Sprintf(format, args...), nil
+}
+
+// maxFormatWidth is the largest width or precision in a format, `*` ones
+// read from args.
+func maxFormatWidth(format string, args []any) int {
+	out, argi := 0, 0
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		i++
+		if i < len(format) && format[i] == '%' {
+			continue
+		}
+		for i < len(format) && strings.IndexByte("+-# 0", format[i]) >= 0 {
+			i++
+		}
+		for part := 0; part < 2; part++ {
+			n := 0
+			switch {
+			case i < len(format) && format[i] == '*':
+				if argi < len(args) {
+					if v, ok := args[argi].(int); ok {
+						n = v
+					}
+				}
+				argi++
+				i++
+			default:
+				for i < len(format) && format[i] >= '0' && format[i] <= '9' {
+					n = min(n*10+int(format[i]-'0'), 1<<30)
+					i++
+				}
+			}
+			out = max(out, n)
+			if part == 0 && i < len(format) && format[i] == '.' {
+				i++
+				continue
+			}
+			break
+		}
+		argi++
+	}
+	return out
 }
 
 // fnTruncate cuts s to at most n bytes, ending in "..." when it cut.
