@@ -285,18 +285,31 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 		}
 		expected = s
 	}
-	if expected == nil && f.Type != "" && f.Type != "auto" {
-		expected = typeHint(f.Type)
-	}
 	t := target{field: field + ".value", self: e.Schema(), selfVersion: e.APITypes.Version, coerce: CoerceTyped}
-	if expected == nil {
-		t.coerce = CoerceGuess
+	switch {
+	case expected != nil && f.Type != "" && f.Type != "auto" && !typeAgrees(f.Type, expected):
+		// The schema wins: the API server would refuse the other type.
+		c.warnf(f.Pos, field+".type", "type: %s, but the status schema types status.%s as %s; the value is written as %s (the API server would refuse %s)", f.Type, f.Path, DescribeSchema(expected), DescribeSchema(expected), DescribeSchema(typeHint(f.Type)))
+	case expected != nil:
+	case f.Type == "auto":
+		t.coerce = CoerceAuto
+	case f.Type == "" || f.Type == "string":
+		// The original wrote an untyped status field as the rendered string.
+		t.coerce = CoerceString
+	default:
+		expected = typeHint(f.Type)
 	}
 	sf := &StatusField{Source: f, Path: path, Value: c.value(f.Value, expected, t)}
 	if f.When != nil {
 		sf.When = c.when(e, f.When, true, field+".when")
 	}
 	return sf
+}
+
+// typeAgrees: a status field's `type:` names the schema's type.
+func typeAgrees(t string, s *structuralschema.Structural) bool {
+	h := typeHint(t)
+	return s.Type == h.Type || s.XIntOrString && (t == "int" || t == "string")
 }
 
 func typeHint(t string) *structuralschema.Structural {

@@ -205,6 +205,29 @@ type Condition struct {
 	Value    string
 	ValuePos Pos
 	Negate   bool
+	// Clock conditions have no field: exactly one of Time, DayOfWeek and
+	// Cron is set (Operator is then empty).
+	Time      *TimeWindow
+	DayOfWeek *DayOfWeek
+	// Cron is a schedule; the condition holds for Duration after each time
+	// it fires (0: until it fires again).
+	Cron     string
+	Duration time.Duration
+}
+
+// TimeWindow is a `time:` condition: After and Before are "HH:MM" (UTC);
+// either may be empty.
+type TimeWindow struct {
+	After, Before string
+	Pos           Pos
+}
+
+// DayOfWeek is a `dayOfWeek:` condition: the first of Weekday, Weekend, In,
+// NotIn that is set decides.
+type DayOfWeek struct {
+	Weekday, Weekend *bool
+	In, NotIn        []string
+	Pos              Pos
 }
 
 // Status declares the status fields an entry writes.
@@ -218,8 +241,9 @@ type StatusField struct {
 	Pos   Pos
 	Path  string
 	Value *Value
-	// Type is the upstream `type:` hint (string, int, float, bool, auto); empty
-	// means "typed by the status schema".
+	// Type is the upstream `type:` hint, canonical: string, int, float, bool
+	// or auto ("" when absent; the original's spellings str, default,
+	// integer and boolean, in any case, are folded in).
 	Type string
 	When *When
 }

@@ -92,6 +92,7 @@ var baseEnvSet = sync.OnceValues(func() (*environment.EnvSet, error) {
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
 			cel.Lib(orkestraLib{}),
+			cel.Lib(upstreamLib{}),
 			cel.EnableIdentifierEscapeSyntax(),
 		},
 	})

@@ -4,7 +4,7 @@ import (
 	"text/template/parse"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	"github.com/orkspace/orkestra-cel/engine/notes"
 )
 
 // A template that reads the clock (weekday, timeInWindow, nextCron, `time:`
@@ -70,16 +70,13 @@ func windowTimer(after, before string) timer {
 
 // scheduleTimer: a value derived from a cron schedule changes when it fires.
 func scheduleTimer(expr string) timer {
-	s, err := parseSchedule(expr)
+	s, err := notes.ParseSchedule(expr)
 	if err != nil {
 		return nil
 	}
 	return func(now time.Time) time.Time { return s.Next(now) }
 }
 
-// parseSchedule parses a schedule as the original did (robfig/cron's
-// standard parser: five fields, @-macros, @every).
-func parseSchedule(expr string) (cron.Schedule, error) { return cron.ParseStandard(expr) }
 
 // literalString is the text of a string literal argument.
 func literalString(n parse.Node) (string, bool) {

@@ -24,6 +24,7 @@ const (
 	modeArray
 	modeIntOrString
 	modeGuess
+	modeAuto // a status field's type: auto: int, float, bool, else the string
 )
 
 type coercion struct {
@@ -42,6 +43,8 @@ func coercionFor(ctx *engine.Context) coercion {
 	c := coercion{emptyNull: ctx.Coerce == engine.CoerceGuess}
 	s := ctx.Expected
 	switch {
+	case s == nil && ctx.Coerce == engine.CoerceAuto:
+		c.mode = modeAuto
 	case s == nil:
 		if ctx.Coerce == engine.CoerceGuess {
 			c.mode = modeGuess
@@ -94,8 +97,11 @@ func (c coercion) coerce(out string) (any, error) {
 	if strings.HasPrefix(out, cronMapSentinel) {
 		return decodeJSON(strings.TrimPrefix(out, cronMapSentinel))
 	}
-	if c.mode == modeGuess {
+	switch c.mode {
+	case modeGuess:
 		return guess(out), nil
+	case modeAuto:
+		return auto(out), nil
 	}
 	s := out
 	if c.mode != modeString {
@@ -185,6 +191,22 @@ func guess(s string) any {
 		if v, err := decodeJSON(t); err == nil {
 			return v
 		}
+	}
+	return s
+}
+
+// auto is the original's status `type: auto`: integer, then float, then
+// strconv.ParseBool, else the string as rendered (empty stays ""). NaN and
+// infinities stay strings: JSON cannot hold them.
+func auto(s string) any {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f
+	}
+	if b, err := strconv.ParseBool(s); err == nil {
+		return b
 	}
 	return s
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/template"
 	"text/template/parse"
+
+	"github.com/orkspace/orkestra-cel/engine/notes"
 )
 
 // The function library of the legacy adapter: the functions of the original
@@ -78,7 +80,7 @@ var funcs = map[string]*funcInfo{
 	"toFloat":  {fn: fnToFloat},
 	"toBool":   {fn: fnToBool},
 	"toJson":   {fn: fnToJSON},
-	"typeOf":   {fn: fnTypeOf},
+	"typeOf":   {fn: notes.TypeOf},
 	"len":      {fn: fnLen},
 
 	// safe access
@@ -98,7 +100,7 @@ var funcs = map[string]*funcInfo{
 	"cronToMap":     {fn: fnCronToMap},
 	"cronFromMap":   {fn: fnCronFromMap},
 	"cronFromAny":   {fn: fnCronFromAny},
-	"cronNormalize": {fn: cronNormalize},
+	"cronNormalize": {fn: notes.CronNormalize},
 	"cronExpr":      {fn: cronExpr, pipeFirst: true},
 
 	// text/template builtins
@@ -578,25 +580,6 @@ func fnToJSON(v any) (string, error) {
 	return string(b), nil
 }
 
-// fnTypeOf names a value's type as the original did: string, number, bool,
-// map, slice, null or unknown.
-func fnTypeOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case float64, float32, int, int32, int64, uint, uint32, uint64:
-		return "number"
-	case bool:
-		return "bool"
-	case map[string]any:
-		return "map"
-	case []any:
-		return "slice"
-	}
-	return "unknown"
-}
 
 // fnLen replaces the builtin len: 0 for a missing value instead of an error,
 // the length of a string (bytes), list or map, and 0 for anything else.
@@ -750,21 +733,6 @@ func fnUUIDv4() (string, error) {
 // adapter turns the value into a map (as the original conversion engine did).
 const cronMapSentinel = "\x00CMAP\x00"
 
-func expandCronMacro(expr string) string {
-	switch strings.TrimSpace(strings.ToLower(expr)) {
-	case "@yearly", "@annually":
-		return "0 0 1 1 *"
-	case "@monthly":
-		return "0 0 1 * *"
-	case "@weekly":
-		return "0 0 * * 0"
-	case "@daily", "@midnight":
-		return "0 0 * * *"
-	case "@hourly":
-		return "0 * * * *"
-	}
-	return expr
-}
 
 var cronKeys = []string{"minute", "hour", "dayOfMonth", "month", "dayOfWeek"}
 
@@ -779,7 +747,7 @@ func cronToMapValue(v any) map[string]any {
 	if strings.TrimSpace(expr) == "" {
 		return out
 	}
-	parts := strings.Fields(expandCronMacro(expr))
+	parts := strings.Fields(notes.ExpandCronMacro(expr))
 	if len(parts) != 5 {
 		return out
 	}
@@ -823,23 +791,11 @@ func fnCronFromAny(v any) string {
 	case map[string]any:
 		return cronFromMapValue(x)
 	case string:
-		return cronNormalize(x)
+		return notes.CronNormalize(x)
 	}
 	return "* * * * *"
 }
 
-// cronNormalize expands @-macros and returns five fields, or "* * * * *" for
-// an empty or malformed expression.
-func cronNormalize(expr string) string {
-	if strings.TrimSpace(expr) == "" {
-		return "* * * * *"
-	}
-	parts := strings.Fields(expandCronMacro(expr))
-	if len(parts) != 5 {
-		return "* * * * *"
-	}
-	return strings.Join(parts, " ")
-}
 
 func starIfEmpty(s string) string {
 	if strings.TrimSpace(s) == "" {

@@ -665,7 +665,7 @@ func typedFits(m coerceMode, k vkind) bool {
 		return k == vBool
 	case modeIntOrString:
 		return k == vInt
-	case modeGuess:
+	case modeGuess, modeAuto:
 		return k == vInt || k == vDouble || k == vBool || k == vNumber
 	}
 	return false
@@ -673,7 +673,7 @@ func typedFits(m coerceMode, k vkind) bool {
 
 func fitProblem(m coerceMode, k vkind) string {
 	switch {
-	case k == vString && (m == modeGuess || m == modeIntOrString):
+	case k == vString && (m == modeGuess || m == modeAuto || m == modeIntOrString):
 		return "the legacy engine turned text that looks like a number (or a boolean) into one, which has no exact CEL form"
 	case k == vString:
 		return "the legacy engine parsed the text, which has no exact CEL form"
