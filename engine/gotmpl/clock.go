@@ -77,7 +77,6 @@ func scheduleTimer(expr string) timer {
 	return func(now time.Time) time.Time { return s.Next(now) }
 }
 
-
 // literalString is the text of a string literal argument.
 func literalString(n parse.Node) (string, bool) {
 	s, ok := n.(*parse.StringNode)

@@ -580,7 +580,6 @@ func fnToJSON(v any) (string, error) {
 	return string(b), nil
 }
 
-
 // fnLen replaces the builtin len: 0 for a missing value instead of an error,
 // the length of a string (bytes), list or map, and 0 for anything else.
 func fnLen(v any) int {
@@ -733,7 +732,6 @@ func fnUUIDv4() (string, error) {
 // adapter turns the value into a map (as the original conversion engine did).
 const cronMapSentinel = "\x00CMAP\x00"
 
-
 var cronKeys = []string{"minute", "hour", "dayOfMonth", "month", "dayOfWeek"}
 
 // cronToMapValue splits a cron expression into its five named fields (all
@@ -795,7 +793,6 @@ func fnCronFromAny(v any) string {
 	}
 	return "* * * * *"
 }
-
 
 func starIfEmpty(s string) string {
 	if strings.TrimSpace(s) == "" {

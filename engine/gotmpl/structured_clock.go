@@ -39,9 +39,6 @@ func typeCondCEL(op, path, value string) string {
 	return "legacy.typeOf(self, " + celString(path) + ") == " + celString(want)
 }
 
-
-
-
 // cronWindowTimer: the window opens at the next fire and closes dur after
 // the fire that opened it.
 func cronWindowTimer(s cron.Schedule, dur time.Duration) timer {
