@@ -27,7 +27,10 @@ const (
 	ReasonRenderFailed   = "RenderFailed"
 	ReasonApplyFailed    = "ApplyFailed"
 	ReasonOnDeleteFailed = "OnDeleteFailed"
-	ConditionReady       = "Ready"
+	// ReasonStatusFieldFailed: a status field failed to evaluate and was
+	// left out; the reconcile still succeeded.
+	ReasonStatusFieldFailed = "StatusFieldFailed"
+	ConditionReady          = "Ready"
 )
 
 // retryAfter is how soon a reconcile that met a transient condition (a
@@ -93,6 +96,9 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	}
 	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonSucceeded,
 		Message: fmt.Sprintf("%d children applied", a.applied)}
+	if len(res.StatusErrors) > 0 {
+		ready.Message += "; " + e.statusFieldsFailed(cr, res.StatusErrors)
+	}
 	if err := e.writeStatus(ctx, cr, res.Status, ready); err != nil {
 		if apierrors.IsConflict(err) {
 			return reconcile.Result{RequeueAfter: retryAfter}, true, nil
@@ -107,6 +113,18 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		out.RequeueAfter = retryAfter
 	}
 	return out, a.retry, nil
+}
+
+// statusFieldsFailed reports status fields that failed (left out, the
+// others written, as the original engine did): one Warning event each, and
+// the text for the Ready condition's message.
+func (e *entryController) statusFieldsFailed(cr *unstructured.Unstructured, errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonStatusFieldFailed, "Reconcile", "%s", truncate(msgs[i], 1024))
+	}
+	return fmt.Sprintf("%d status field(s) not written: %s", len(errs), truncate(strings.Join(msgs, "; "), 4096))
 }
 
 // fail reports err on the custom resource (event, Ready=False) and returns
