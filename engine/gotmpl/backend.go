@@ -99,11 +99,14 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 	report := func(off int, msg string) {
 		diags = append(diags, katalog.Diagnostic{Pos: posAt(ctx.Pos, src, off), Entry: ctx.Entry, Field: ctx.Field, Message: msg})
 	}
-	tree, err := Parse(src)
+	tree, valueFirst, err := parseNoting(src)
 	if err != nil {
 		pe := err.(*ParseError)
 		report(pe.Offset, pe.Msg)
 		return nil, diags
+	}
+	for _, cmd := range valueFirst {
+		diags = append(diags, defaultWarning(cmd, posAt(ctx.Pos, src, int(cmd.Args[0].Position())), ctx))
 	}
 	c := &checker{src: src, version: ctx.SelfVersion, report: report, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self),
 		noChildren: strings.HasPrefix(ctx.Field, "conversion.")}
@@ -139,6 +142,37 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 	}
 	t.exec = x
 	return t, diags
+}
+
+// defaultWarning: `default FIELD LITERAL` is read as "the field, else the
+// literal" — the reading of the older original engine and of its docs —
+// while the newest original takes the first argument as the fallback (Sprig
+// order). The pipe form means the same in both.
+func defaultWarning(cmd *parse.CommandNode, pos katalog.Pos, ctx *engine.Context) katalog.Diagnostic {
+	value, lit := cmd.Args[2], cmd.Args[1]
+	// after normalisation: default LITERAL VALUE
+	newest := "always gives " + lit.String()
+	if isEmptyLiteral(lit) {
+		newest = "gives " + value.String() + " itself, even when empty"
+	}
+	return katalog.Diagnostic{Pos: pos, Severity: katalog.Warning, Entry: ctx.Entry, Field: ctx.Field, Message: fmt.Sprintf(
+		"default %s %s is read as %q (the older original engine and its docs); the newest original engine takes the first argument as the fallback and %s; write `%s | default %s`, which both read the same way (orkestra migrate rewrites it)",
+		value, lit, value.String()+", else "+lit.String(), newest, value, lit)}
+}
+
+// isEmptyLiteral: a literal the original's empty() holds for.
+func isEmptyLiteral(n parse.Node) bool {
+	switch x := n.(type) {
+	case *parse.StringNode:
+		return x.Text == ""
+	case *parse.NumberNode:
+		return x.IsInt && x.Int64 == 0 || x.IsFloat && x.Float64 == 0
+	case *parse.BoolNode:
+		return !x.True
+	case *parse.NilNode:
+		return true
+	}
+	return false
 }
 
 func lastFunc(p *parse.PipeNode) *parse.IdentifierNode {

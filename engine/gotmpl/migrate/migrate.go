@@ -81,6 +81,11 @@ type Item struct {
 	Idiomatic bool
 	// Random: the translation draws random values (compared by shape).
 	Random bool
+	// Rewritten is the legacy template of an item left legacy, with every
+	// `default VALUE LITERAL` in the pipe form `VALUE | default LITERAL`,
+	// which every release of the original engine reads alike; "" when it
+	// has none.
+	Rewritten string
 
 	rec  *record
 	cond *katalog.Condition
@@ -325,7 +330,20 @@ func (m *migration) leave(it *Item, off int, reason string) {
 	it.ReasonPos = offsetPos(it.Pos, it.Legacy, off)
 	if it.Kind == Structured {
 		it.ReasonPos = it.Pos
+		return
 	}
+	if out, ok, err := gotmpl.CanonicalDefaults(it.Legacy); err == nil && ok && it.node != nil {
+		it.Rewritten = out
+	}
+}
+
+// text is what an item's scalar becomes: its CEL, or its rewritten legacy
+// template.
+func (it *Item) text() string {
+	if it.CEL != "" {
+		return it.CEL
+	}
+	return it.Rewritten
 }
 
 // settleShared: a YAML node reached through an alias stands in several

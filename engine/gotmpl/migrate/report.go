@@ -36,6 +36,9 @@ func (r *Result) WriteReport(w io.Writer) {
 		fmt.Fprintf(w, "left as legacy (%d):\n", len(r.Left))
 		for _, it := range r.Left {
 			fmt.Fprintf(w, "  %s%s\n      %s\n", where(it, it.ReasonPos), it.Reason, oneLine(it.Legacy))
+			if it.Rewritten != "" {
+				fmt.Fprintf(w, "      rewritten with default in the pipe form: %s\n", oneLine(it.Rewritten))
+			}
 		}
 	}
 	for _, m := range r.Mismatches {
