@@ -108,8 +108,12 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 	for _, cmd := range valueFirst {
 		diags = append(diags, defaultWarning(cmd, posAt(ctx.Pos, src, int(cmd.Args[0].Position())), ctx))
 	}
-	c := &checker{src: src, version: ctx.SelfVersion, report: report, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self),
-		noChildren: strings.HasPrefix(ctx.Field, "conversion.")}
+	warn := func(off int, msg string) {
+		diags = append(diags, katalog.Diagnostic{Pos: posAt(ctx.Pos, src, off), Severity: katalog.Warning, Entry: ctx.Entry, Field: ctx.Field, Message: msg})
+	}
+	conversion := strings.HasPrefix(ctx.Field, "conversion.")
+	c := &checker{src: src, version: ctx.SelfVersion, report: report, warn: warn, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self),
+		noChildren: conversion, conversion: conversion, stringTarget: ctx.Expected != nil && ctx.Expected.Type == "string"}
 	c.check(tree)
 	if !diags.HasErrors() {
 		limit := ctx.CostLimit

@@ -18,6 +18,7 @@ type checker struct {
 	src     string
 	version string
 	report  func(off int, msg string)
+	warn    func(off int, msg string)
 	random  bool // random functions allowed
 	root    shape
 	scopes  []map[string]shape
@@ -26,6 +27,8 @@ type checker struct {
 	// plain is the field path of a template that is exactly one field
 	// reference ({{ .spec.x }}), else nil.
 	plain []string
+	// treeRoot is the template being checked.
+	treeRoot *parse.ListNode
 	// used are the library functions the template calls.
 	used map[string]bool
 	// noChildren: .children is not available here (conversion paths).
@@ -36,6 +39,9 @@ type checker struct {
 	timers []timer
 	// bounds of the ranges whose iterations are bounded.
 	bounds map[*parse.BranchNode]loopBound
+	// conversion: the template is in a conversion path; stringTarget: it
+	// lands in a string field. floatWarned: the float64 warning was given.
+	conversion, stringTarget, floatWarned bool
 }
 
 // usedFuncs lists the library functions the template calls, sorted.
@@ -54,6 +60,8 @@ type argInfo struct {
 	node      parse.Node
 	fieldLike bool // a field, variable or chain: a value of the object
 	known     bool // sh describes it
+	// intResult: a call to a function that returns an integer.
+	intResult bool
 }
 
 func (c *checker) pushScope() { c.scopes = append(c.scopes, map[string]shape{}) }
@@ -83,6 +91,7 @@ func (c *checker) lookupVar(name string) shape {
 }
 
 func (c *checker) check(t *parse.Tree) {
+	c.treeRoot = t.Root
 	c.pushScope()
 	c.list(t.Root, c.root)
 	c.popScope()
@@ -102,6 +111,9 @@ func (c *checker) node(n parse.Node, dot shape) {
 	switch x := n.(type) {
 	case *parse.ActionNode:
 		res := c.pipe(x.Pipe, dot)
+		if len(x.Pipe.Decl) == 0 && isIntegerArg(res) && (c.stringTarget || soleAction(c.treeRoot) != x) {
+			c.floatWarning(int(x.Pos), res)
+		}
 		if len(x.Pipe.Decl) == 0 && res.fieldLike && res.known && isComposite(res.sh.s) {
 			name := res.sh.path
 			if res.sh.root {
@@ -250,7 +262,82 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 	if name == "cronToMap" {
 		c.cronToMap = append(c.cronToMap, id)
 	}
-	return argInfo{node: cmd}
+	c.upstreamDifferences(id, cmd, infos, piped)
+	return argInfo{node: cmd, intResult: info.fn != nil && isIntKind(reflect.TypeOf(info.fn).Out(0).Kind())}
+}
+
+// upstreamDifferences warns where the original engine computed a different
+// value, by a defect this runtime does not copy (issue 18 item 6).
+func (c *checker) upstreamDifferences(id *parse.IdentifierNode, cmd *parse.CommandNode, args []argInfo, piped *argInfo) {
+	all := args
+	if piped != nil {
+		all = append(append([]argInfo(nil), args...), *piped)
+	}
+	switch id.Ident {
+	case "ternary":
+		if len(args) > 0 && isIntegerArg(args[0]) {
+			a := argText(args[0].node)
+			c.warn(int(id.Pos), fmt.Sprintf("ternary reads the integer %s as false when it is 0, as Go and the original's docs do; the original engine read every integer, 0 included, as true (its truthiness compared an int64 with an int); write ternary (ne %s 0) … to mean the same in both", a, a))
+		}
+	case "len":
+		for _, a := range all {
+			if isSplit(a.node) {
+				c.warn(int(id.Pos), "len counts the items split returns; the original engine's len knew only the object's lists, maps and strings and gave 0 for a split result; count them another way to mean the same in both (for example with a range)")
+			}
+		}
+	case "eq", "ne", "lt", "le", "gt", "ge":
+		for _, a := range all {
+			if isIntegerArg(a) {
+				c.floatWarning(int(id.Pos), a)
+				break
+			}
+		}
+	}
+}
+
+// floatWarning: the original's /convert decoded numbers as float64, so an
+// integer printed from one million on in exponent form (1e+06) and
+// compared with an integer literal failed.
+func (c *checker) floatWarning(off int, a argInfo) {
+	if !c.conversion || c.floatWarned || !a.fieldLike {
+		return
+	}
+	c.floatWarned = true
+	c.warn(off, fmt.Sprintf("%s is an integer here; the original engine's /convert decoded numbers as float64, so it printed as 1e+06 from one million on and compared with an integer failed; this runtime keeps it an integer", a.node))
+}
+
+// argText is an argument as written in a call (a pipeline in parentheses).
+func argText(n parse.Node) string {
+	if _, ok := n.(*parse.PipeNode); ok {
+		return "(" + n.String() + ")"
+	}
+	return n.String()
+}
+
+// isIntegerArg: an argument known to be an integer (an integer field, or a
+// function returning one).
+func isIntegerArg(a argInfo) bool {
+	if a.intResult {
+		return true
+	}
+	return a.fieldLike && a.known && a.sh.s != nil && a.sh.s.Type == "integer"
+}
+
+func isSplit(n parse.Node) bool {
+	var cmd *parse.CommandNode
+	switch x := n.(type) {
+	case *parse.PipeNode:
+		if len(x.Cmds) > 0 {
+			cmd = x.Cmds[len(x.Cmds)-1]
+		}
+	case *parse.CommandNode:
+		cmd = x
+	}
+	if cmd == nil || len(cmd.Args) == 0 {
+		return false
+	}
+	id, ok := cmd.Args[0].(*parse.IdentifierNode)
+	return ok && id.Ident == "split"
 }
 
 // clock records the timer of a clock-reading call.
