@@ -26,6 +26,9 @@ type CompileOptions struct {
 // diagnostics hold no error.
 func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalog.Diagnostics) {
 	c := &compiler{b: b, opts: opts}
+	if len(k.Notes) > 0 {
+		c.notes(k)
+	}
 	p := &Plan{Katalog: k, Conversions: map[schema.GroupKind]*Conversion{}}
 	reconciler := reconcilingEntries(k)
 	for _, src := range k.CRDs {
@@ -80,6 +83,19 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 	p.Stats.Entries = len(p.Entries)
 	p.Stats.Expressions = c.exprs
 	return p, c.diags
+}
+
+// notes gives the katalog's user-defined template functions to the legacy
+// backend.
+func (c *compiler) notes(k *katalog.Katalog) {
+	nb, ok := c.b.Legacy.(NotesBackend)
+	if !ok {
+		c.errorf(k.Notes[0].Pos, "notes", "notes: (user-defined template functions) need the legacy adapter, which is not enabled in this build")
+		return
+	}
+	legacy, diags := nb.WithNotes(k.Notes)
+	c.diags = append(c.diags, diags...)
+	c.b.Legacy = legacy
 }
 
 func hasConversion(k *katalog.Katalog, crd *katalog.CRD) bool {

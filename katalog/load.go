@@ -16,7 +16,7 @@ import (
 // Keys of the original katalog format that this runtime does not implement.
 // They load with a warning so that existing katalogs keep loading.
 var (
-	unimplementedTop   = []string{"security", "gateway", "notes", "providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability"}
+	unimplementedTop   = []string{"security", "gateway", "providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
 	unimplementedEntry = []string{"mode", "dependsOn", "queue", "validation", "mutation", "admission", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy"}
 	unimplementedBox   = []string{"preReconcile", "postReconcile", "when", "or", "goHooks", "hooks", "timeouts", "children"}
@@ -138,7 +138,10 @@ func yamlError(path string, err error) Diagnostic {
 }
 
 func (d *decoder) katalog(k *Katalog, root *yaml.Node, dir string, crds map[string]*CRD) {
-	top := d.mapping(root, "", []string{"apiVersion", "kind", "metadata", "spec"}, unimplementedTop)
+	top := d.mapping(root, "", []string{"apiVersion", "kind", "metadata", "spec", "notes"}, unimplementedTop)
+	if top.has("notes") {
+		d.notes(k, top["notes"].value)
+	}
 	apiVersion := d.str(top["apiVersion"].value, "apiVersion")
 	switch {
 	case !top.has("apiVersion"):

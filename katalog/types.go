@@ -34,6 +34,23 @@ type Katalog struct {
 	Warnings Diagnostics
 	// Docs are the parsed YAML documents, for `migrate`.
 	Docs []*Document
+	// Notes are the katalog's user-defined template functions (top-level
+	// `notes:`), in document order.
+	Notes []*Note
+}
+
+// Note is a user-defined template function of the original format: a legacy
+// template that a template calls by name, without arguments, to get its
+// rendering.
+type Note struct {
+	Name        string
+	Description string
+	// Expression is the template (a string value, for its position).
+	Expression *Value
+	Pos        Pos
+	NamePos    Pos
+	// Shadow: the note means to replace a built-in function of that name.
+	Shadow bool
 }
 
 // Document is one parsed YAML file of a katalog.

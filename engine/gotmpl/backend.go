@@ -28,6 +28,10 @@ type Backend struct {
 	cel          engine.Backend
 	runtimeLimit uint64
 	roots        sync.Map // *structuralschema.Structural → its root schema
+	// notes are the katalog's user-defined functions (WithNotes), compiled
+	// per place into compiledNotes (noteKey → *compiledNote).
+	notes         map[string]*katalog.Note
+	compiledNotes *sync.Map
 }
 
 var _ engine.LegacyBackend = (*Backend)(nil)
@@ -95,6 +99,17 @@ func (b *Backend) CompileCondition(src string, ctx *engine.Context) (engine.Cond
 }
 
 func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template, katalog.Diagnostics) {
+	return b.compileIn(src, ctx, p, nil)
+}
+
+// compileNote compiles a note's template at the place that calls it.
+func (b *Backend) compileNote(src string, ctx *engine.Context, stack []string) (*Template, katalog.Diagnostics) {
+	return b.compileIn(src, ctx, forOperand, stack)
+}
+
+// compileIn compiles src; noteStack names the notes being compiled around
+// it (a note calling a note).
+func (b *Backend) compileIn(src string, ctx *engine.Context, p purpose, noteStack []string) (*Template, katalog.Diagnostics) {
 	var diags katalog.Diagnostics
 	report := func(off int, msg string) {
 		diags = append(diags, katalog.Diagnostic{Pos: posAt(ctx.Pos, src, off), Entry: ctx.Entry, Field: ctx.Field, Message: msg})
@@ -112,14 +127,16 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 		diags = append(diags, katalog.Diagnostic{Pos: posAt(ctx.Pos, src, off), Severity: katalog.Warning, Entry: ctx.Entry, Field: ctx.Field, Message: msg})
 	}
 	conversion := strings.HasPrefix(ctx.Field, "conversion.")
-	c := &checker{src: src, version: ctx.SelfVersion, report: report, warn: warn, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self),
-		noChildren: conversion, conversion: conversion, stringTarget: ctx.Expected != nil && ctx.Expected.Type == "string"}
+	limit := ctx.CostLimit
+	if limit == 0 {
+		limit = celengine.DefaultCostLimit
+	}
+	c := &checker{src: src, version: ctx.SelfVersion, report: report, warn: warn, random: ctx.AllowRandom && (p == forValue || noteStack != nil), root: b.root(ctx.Self),
+		noChildren: conversion, conversion: conversion, stringTarget: ctx.Expected != nil && ctx.Expected.Type == "string",
+		b: b, self: ctx.Self, entry: ctx.Entry, costLimit: ctx.CostLimit, noteStack: noteStack}
 	c.check(tree)
+	diags = append(diags, c.extra...)
 	if !diags.HasErrors() {
-		limit := ctx.CostLimit
-		if limit == 0 {
-			limit = celengine.DefaultCostLimit
-		}
 		c.checkCost(tree, limit)
 	}
 	t := &Template{src: src, pos: ctx.Pos, tree: tree, plain: c.plain, field: ctx.Field, children: c.children, timers: c.timers}
@@ -139,7 +156,7 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	x, err := newExecutor(tree, c.usedFuncs(), b.runtimeLimit)
+	x, err := newExecutor(tree, c.usedFuncs(), b.runtimeLimit, c.notesUsed)
 	if err != nil {
 		report(0, "internal: "+err.Error())
 		return nil, diags

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/template/parse"
 
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 )
@@ -42,7 +44,21 @@ type checker struct {
 	// conversion: the template is in a conversion path; stringTarget: it
 	// lands in a string field. floatWarned: the float64 warning was given.
 	conversion, stringTarget, floatWarned bool
+
+	// Notes: the backend that has them, the place's schema, entry and cost
+	// limit to compile them with, the notes being compiled around this
+	// template, the notes it calls, and their problems.
+	b         *Backend
+	self      *structuralschema.Structural
+	entry     string
+	costLimit uint64
+	noteStack []string
+	notesUsed map[string]*Template
+	extra     katalog.Diagnostics
 }
+
+// noteSignature is how a note is called: no arguments, a string.
+var noteSignature = &funcInfo{fn: (func() (string, error))(nil)}
 
 // usedFuncs lists the library functions the template calls, sorted.
 func (c *checker) usedFuncs() []string {
@@ -353,6 +369,17 @@ func (c *checker) clock(info *funcInfo, args []parse.Node) {
 // function resolves a function name, reporting unknown and forbidden ones.
 func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 	name := id.Ident
+	if n := c.b.note(name); n != nil {
+		if t := c.note(name, n, int(id.Pos)); t != nil {
+			if c.notesUsed == nil {
+				c.notesUsed = map[string]*Template{}
+			}
+			c.notesUsed[name] = t
+			c.children = c.children || t.children
+			c.timers = append(c.timers, t.timers...)
+		}
+		return noteSignature
+	}
 	info, ok := funcs[name]
 	switch {
 	case name == "call":

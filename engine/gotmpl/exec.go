@@ -39,6 +39,8 @@ func (e *budgetError) Error() string { return e.msg }
 type execState struct {
 	cost, limit uint64
 	out         limitedBuffer
+	// data is what the evaluation runs on (notes render on it too).
+	data map[string]any
 }
 
 func (st *execState) charge(units uint64) error {
@@ -87,18 +89,19 @@ type instance struct {
 type executor struct {
 	base  *template.Template // the instrumented tree with the library
 	used  []string           // functions the template calls
+	notes map[string]*Template
 	limit uint64
 	pool  sync.Pool
 }
 
-func newExecutor(tree *parse.Tree, used []string, limit uint64) (*executor, error) {
+func newExecutor(tree *parse.Tree, used []string, limit uint64, notes map[string]*Template) (*executor, error) {
 	exec := tree.Copy()
 	instrument(exec.Root)
 	base, err := template.New(treeName).Option("missingkey=zero").Funcs(funcMap).Funcs(template.FuncMap{stepFunc: func(int) string { return "" }}).AddParseTree(treeName, exec)
 	if err != nil {
 		return nil, err
 	}
-	x := &executor{base: base, used: used, limit: limit}
+	x := &executor{base: base, used: used, limit: limit, notes: notes}
 	x.pool.New = func() any { return x.newInstance() }
 	return x, nil
 }
@@ -112,18 +115,22 @@ func (x *executor) newInstance() *instance {
 			fm[name] = charged(f.fn, st)
 		}
 	}
+	for name, n := range x.notes {
+		fm[name] = noteFunc(n, st)
+	}
 	t.Funcs(fm)
 	return &instance{tmpl: t, st: st}
 }
 
 // run executes the template on data and returns the raw output.
-func (x *executor) run(data any) (string, error) {
+func (x *executor) run(data map[string]any) (string, error) {
 	in := x.pool.Get().(*instance)
 	defer x.pool.Put(in)
 	st := in.st
-	st.cost, st.limit = 0, x.limit
+	st.cost, st.limit, st.data = 0, x.limit, data
 	st.out.Reset()
 	err := in.tmpl.Execute(&st.out, data)
+	st.data = nil // the pool must not keep the object
 	out := st.out.String()
 	if st.out.Cap() > 64<<10 {
 		st.out = limitedBuffer{}

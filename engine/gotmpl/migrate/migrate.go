@@ -162,6 +162,14 @@ type recorder struct {
 	recs  []*record
 }
 
+// WithNotes gives the katalog's notes to the real backend and keeps
+// recording.
+func (r *recorder) WithNotes(notes []*katalog.Note) (engine.LegacyBackend, katalog.Diagnostics) {
+	nb, d := r.inner.WithNotes(notes)
+	r.inner = nb.(*gotmpl.Backend)
+	return r, d
+}
+
 func (r *recorder) CompileValue(src string, ctx *engine.Context) (engine.Expr, katalog.Diagnostics) {
 	e, d := r.inner.CompileValue(src, ctx)
 	r.recs = append(r.recs, &record{kind: Value, src: src, ctx: *ctx, expr: e})
@@ -215,7 +223,7 @@ func Run(opts Options) (*Result, error) {
 	if cdiags.HasErrors() {
 		return nil, &ProblemsError{What: "the katalog does not check (orkestra check); fix it first", Diags: cdiags.Errors()}
 	}
-	m := &migration{opts: opts, k: k, cel: cel, legacy: legacy, res: &Result{Katalog: k}}
+	m := &migration{opts: opts, k: k, cel: cel, legacy: rec.inner, res: &Result{Katalog: k}}
 	m.indexNodes()
 	m.indexSchemas()
 	for _, r := range rec.recs {
