@@ -32,6 +32,8 @@ func SetClock(f func() time.Time) (restore func()) {
 // time window that opens at 09:00 makes a condition true without any change
 // to the custom resource).
 type Timed interface {
+	// ReadsClock reports whether the value depends on the clock at all.
+	ReadsClock() bool
 	NextChange(now time.Time) time.Time
 }
 

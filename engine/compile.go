@@ -49,6 +49,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			Schema:     src.Schema(),
 			Hooks:      map[string][]*Resource{},
 		}
+		c.timed = nil
 		if src.Box != nil {
 			e.HasBox = true
 			e.Finalizers = src.Box.Finalizers
@@ -69,6 +70,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 				}
 			}
 		}
+		e.Timed = c.timed
 		if src.Conversion != nil {
 			if conv := c.conversion(src); conv != nil {
 				p.Conversions[conv.GroupKind] = conv
@@ -130,6 +132,15 @@ type compiler struct {
 	entry string
 	diags katalog.Diagnostics
 	exprs int
+	// timed are the entry's values and conditions that read the clock.
+	timed []Timed
+}
+
+// noteTimed records x when it reads the clock.
+func (c *compiler) noteTimed(x any) {
+	if t, ok := x.(Timed); ok && t.ReadsClock() {
+		c.timed = append(c.timed, t)
+	}
 }
 
 func (c *compiler) errorf(pos katalog.Pos, field, format string, args ...any) {
@@ -248,6 +259,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 		c.diags = append(c.diags, diags...)
 		c.exprs++
 		if cond != nil {
+			c.noteTimed(cond)
 			parts = append(parts, cond)
 		}
 	}
@@ -260,6 +272,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 			c.diags = append(c.diags, diags...)
 			c.exprs += len(w.Conditions)
 			if cond != nil {
+				c.noteTimed(cond)
 				parts = append(parts, cond)
 			}
 		}
@@ -460,6 +473,7 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 	if expr == nil {
 		return NewLiteral(t.field, v.Pos, nil)
 	}
+	c.noteTimed(expr)
 	return NewExpr(t.field, expr)
 }
 

@@ -59,6 +59,10 @@ type Entry struct {
 	Finalizers []string
 	// HasBox is false when the entry declares no operatorBox.
 	HasBox bool
+	// Timed are the values and conditions of the entry that read the clock
+	// (weekday, timeInWindow, time: conditions, …): the operator reconciles
+	// again when the first of them may change (engine.NextChange).
+	Timed []Timed
 }
 
 // Resource is one compiled child declaration.

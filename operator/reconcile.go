@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
@@ -108,6 +109,15 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	out := reconcile.Result{RequeueAfter: a.requeueAfter}
 	if r := e.entry.Resync; r > 0 && (out.RequeueAfter == 0 || r < out.RequeueAfter) {
 		out.RequeueAfter = r
+	}
+	// A value or condition that reads the clock (a time window, a weekday)
+	// changes with time alone: reconcile again when it may.
+	if now := engine.Now(); len(e.entry.Timed) > 0 {
+		if next := engine.NextChange(now, e.entry.Timed); !next.IsZero() {
+			if d := next.Sub(now); out.RequeueAfter == 0 || d < out.RequeueAfter {
+				out.RequeueAfter = d
+			}
+		}
 	}
 	if a.retry {
 		out.RequeueAfter = retryAfter

@@ -67,6 +67,8 @@ type program struct {
 	fast      bool
 	out       *types.Type
 	limit     uint64
+	// timers: the expression reads the clock (clock.go).
+	timers []clockTimer
 }
 
 type step struct {
@@ -150,6 +152,7 @@ func (b *Backend) compileExpr(se *schemaEnv, src string, exprOff, segOff int, di
 		fast:    !b.noFastPath,
 	}
 	p.plain, p.isPlain = plainSteps(native.Expr())
+	p.timers = clockTimers(native.Expr())
 	if p.isPlain {
 		p.walkSteps = resolveSteps(p.root, p.plain)
 	}

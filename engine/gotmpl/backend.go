@@ -272,8 +272,8 @@ func (t *Template) Eval(s *engine.Scope) (any, error) {
 // NextChange implements engine.Timed for templates that read the clock.
 func (t *Template) NextChange(now time.Time) time.Time { return nextChange(now, t.timers) }
 
-// Timed reports whether the template reads the clock.
-func (t *Template) Timed() bool { return len(t.timers) > 0 }
+// ReadsClock implements engine.Timed.
+func (t *Template) ReadsClock() bool { return len(t.timers) > 0 }
 
 func (t *Template) Source() string   { return t.src }
 func (t *Template) Pos() katalog.Pos { return t.pos }
@@ -304,6 +304,7 @@ func (c *conditionTemplate) Eval(s *engine.Scope) (bool, error) {
 }
 
 func (c *conditionTemplate) NextChange(now time.Time) time.Time { return c.t.NextChange(now) }
+func (c *conditionTemplate) ReadsClock() bool                   { return c.t.ReadsClock() }
 
 func (c *conditionTemplate) Source() string   { return c.t.src }
 func (c *conditionTemplate) Pos() katalog.Pos { return c.t.pos }

@@ -25,47 +25,19 @@ func nextChange(now time.Time, ts []timer) time.Time {
 	return out
 }
 
-// nextMidnight is the next 00:00 UTC: weekday and weekend change then.
-func nextMidnight(now time.Time) time.Time {
-	now = now.UTC()
-	return time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-}
+// nextMidnight: weekday and weekend change at 00:00 UTC.
+func nextMidnight(now time.Time) time.Time { return notes.NextMidnight(now) }
 
 // nextMinute is the fallback when the arguments are not literals.
 func nextMinute(now time.Time) time.Time { return now.Truncate(time.Minute).Add(time.Minute) }
 
-// nextClockTime is the next instant after now at which the UTC clock reads
-// HH:MM.
-func nextClockTime(hhmm string) timer {
-	t, err := time.Parse("15:04", hhmm)
-	if err != nil {
-		return nil // malformed: the value never changes (always false)
-	}
-	return func(now time.Time) time.Time {
-		now = now.UTC()
-		at := time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC)
-		if !at.After(now) {
-			at = at.AddDate(0, 0, 1)
-		}
-		return at
-	}
-}
-
-// windowTimer: a window between two clock times changes at either.
+// windowTimer: a window between two clock times changes at either; nil
+// when neither parses (the value never changes).
 func windowTimer(after, before string) timer {
-	var ts []timer
-	for _, s := range []string{after, before} {
-		if s == "" {
-			continue
-		}
-		if t := nextClockTime(s); t != nil {
-			ts = append(ts, t)
-		}
-	}
-	if len(ts) == 0 {
+	if notes.NextWindowChange(after, before, time.Time{}).IsZero() {
 		return nil
 	}
-	return func(now time.Time) time.Time { return nextChange(now, ts) }
+	return func(now time.Time) time.Time { return notes.NextWindowChange(after, before, now) }
 }
 
 // scheduleTimer: a value derived from a cron schedule changes when it fires.

@@ -208,8 +208,8 @@ func TestClockTimers(t *testing.T) {
 			t.Fatal(diags)
 		}
 		tm := e.(*Template)
-		if got := tm.NextChange(now); !got.Equal(tc.want) || tm.Timed() != !tc.want.IsZero() {
-			t.Errorf("%s: next change %v (timed %v), want %v", tc.src, got, tm.Timed(), tc.want)
+		if got := tm.NextChange(now); !got.Equal(tc.want) || tm.ReadsClock() != !tc.want.IsZero() {
+			t.Errorf("%s: next change %v (timed %v), want %v", tc.src, got, tm.ReadsClock(), tc.want)
 		}
 	}
 }

@@ -308,8 +308,8 @@ func (s *Structured) Eval(sc *engine.Scope) (bool, error) {
 // NextChange implements engine.Timed for conditions that read the clock.
 func (s *Structured) NextChange(now time.Time) time.Time { return nextChange(now, s.timers) }
 
-// Timed reports whether a condition reads the clock.
-func (s *Structured) Timed() bool { return len(s.timers) > 0 }
+// ReadsClock implements engine.Timed.
+func (s *Structured) ReadsClock() bool { return len(s.timers) > 0 }
 
 // Source describes the conditions as written.
 func (s *Structured) Source() string   { return s.src }

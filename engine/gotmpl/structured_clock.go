@@ -42,20 +42,7 @@ func typeCondCEL(op, path, value string) string {
 // cronWindowTimer: the window opens at the next fire and closes dur after
 // the fire that opened it.
 func cronWindowTimer(s cron.Schedule, dur time.Duration) timer {
-	return func(now time.Time) time.Time {
-		d := dur
-		if d == 0 {
-			next := s.Next(now)
-			d = s.Next(next).Sub(next)
-		}
-		out := s.Next(now)
-		if open := s.Next(now.Add(-d)); !open.After(now) {
-			if end := open.Add(d); end.After(now) && end.Before(out) {
-				out = end
-			}
-		}
-		return out
-	}
+	return func(now time.Time) time.Time { return notes.NextCronWindowChange(s, dur, now) }
 }
 
 // clockCond compiles a clock condition: evaluated in Go, with its CEL form

@@ -471,3 +471,56 @@ func CronWindowOpen(now time.Time, s cron.Schedule, dur time.Duration) bool {
 	}
 	return !s.Next(now.Add(-dur)).After(now)
 }
+
+// ── when clock values change ────────────────────────────────────────────────
+
+// NextMidnight is the next 00:00 UTC after now: weekday and day-of-week
+// tests change then.
+func NextMidnight(now time.Time) time.Time {
+	now = now.UTC()
+	return time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+}
+
+// NextClockTime is the first instant after now at which the UTC clock reads
+// hhmm ("HH:MM"); ok is false when hhmm does not parse.
+func NextClockTime(hhmm string, now time.Time) (time.Time, bool) {
+	t, err := time.Parse("15:04", hhmm)
+	if err != nil {
+		return time.Time{}, false
+	}
+	now = now.UTC()
+	at := time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC)
+	if !at.After(now) {
+		at = at.AddDate(0, 0, 1)
+	}
+	return at, true
+}
+
+// NextWindowChange is when a window between two clock times may change
+// after now: at either time (an empty or malformed one is skipped); zero
+// when neither parses.
+func NextWindowChange(after, before string, now time.Time) time.Time {
+	var out time.Time
+	for _, s := range []string{after, before} {
+		if t, ok := NextClockTime(s, now); ok && (out.IsZero() || t.Before(out)) {
+			out = t
+		}
+	}
+	return out
+}
+
+// NextCronWindowChange is when a cron: condition may change after now: the
+// schedule's next fire (it opens), or the end of the window open now.
+func NextCronWindowChange(s cron.Schedule, dur time.Duration, now time.Time) time.Time {
+	if dur == 0 {
+		next := s.Next(now)
+		dur = s.Next(next).Sub(next)
+	}
+	out := s.Next(now)
+	if open := s.Next(now.Add(-dur)); !open.After(now) {
+		if end := open.Add(dur); end.After(now) && end.Before(out) {
+			out = end
+		}
+	}
+	return out
+}
