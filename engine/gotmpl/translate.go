@@ -38,6 +38,9 @@ type TranslateOptions struct {
 	// objects of a conversion may not), so a field with a schema default is
 	// present whenever the object holding it is.
 	Defaulted bool
+	// Notes are the katalog's user-defined functions (name → template),
+	// inlined where they are called.
+	Notes map[string]string
 }
 
 // Untranslatable is a template, or part of one, without an exactly
@@ -100,6 +103,8 @@ type translator struct {
 	// strictUsed: the arguments of the call being translated that the
 	// legacy function took as typed values (so a nil one failed).
 	strictUsed []val
+	// noteStack names the notes being inlined.
+	noteStack []string
 }
 
 // failf abandons the translation: the part at n has no exact CEL form.
@@ -687,23 +692,7 @@ func fitProblem(m coerceMode, k vkind) string {
 
 // interpolate translates text and values into a string.
 func (t *translator) interpolate(ps []piece) string {
-	// The legacy output is trimmed as a whole. Static white space at the
-	// edges goes; white space a value may bring to an edge needs .trim().
-	for len(ps) > 0 && ps[0].isText {
-		ps[0].text = strings.TrimLeftFunc(ps[0].text, isSpace)
-		if ps[0].text != "" {
-			break
-		}
-		ps = ps[1:]
-	}
-	for len(ps) > 0 && ps[len(ps)-1].isText {
-		last := &ps[len(ps)-1]
-		last.text = strings.TrimRightFunc(last.text, isSpace)
-		if last.text != "" {
-			break
-		}
-		ps = ps[:len(ps)-1]
-	}
+	ps = trimStaticEdges(ps)
 	if !t.edgeClean(ps, false) || !t.edgeClean(ps, true) {
 		whole := t.concat(ps)
 		if whole.nilInside {
@@ -735,6 +724,28 @@ func (t *translator) interpolate(ps []piece) string {
 		}
 	}
 	return b.String()
+}
+
+// trimStaticEdges drops the white space of text at the edges of pieces:
+// the legacy output is trimmed as a whole, so static white space at the
+// edges goes (white space a value may bring to an edge needs .trim()).
+func trimStaticEdges(ps []piece) []piece {
+	for len(ps) > 0 && ps[0].isText {
+		ps[0].text = strings.TrimLeftFunc(ps[0].text, isSpace)
+		if ps[0].text != "" {
+			break
+		}
+		ps = ps[1:]
+	}
+	for len(ps) > 0 && ps[len(ps)-1].isText {
+		last := &ps[len(ps)-1]
+		last.text = strings.TrimRightFunc(last.text, isSpace)
+		if last.text != "" {
+			break
+		}
+		ps = ps[:len(ps)-1]
+	}
+	return ps
 }
 
 // condition translates a `when:` template.

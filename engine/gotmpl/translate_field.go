@@ -29,6 +29,9 @@ func (t *translator) field(segs []string, n parse.Node) val {
 	if len(segs) == 0 {
 		return val{kind: vMap, expr: "self", prec: precPrimary, nonEmpty: true, at: &step{s: t.root, expr: "self"}}
 	}
+	if segs[0] == "children" {
+		t.failf(n, "the template reads the custom resource's children (.children), which migrate does not translate to CEL")
+	}
 	st := step{s: t.root, expr: "self"}
 	var last step
 	var always, nullable bool

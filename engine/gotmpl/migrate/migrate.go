@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	celgo "github.com/google/cel-go/cel"
 	"gopkg.in/yaml.v3"
@@ -110,6 +111,22 @@ type Mismatch struct {
 	// Invalid says why the object is not valid for the CRD's schema (a
 	// sample the API server would reject), "" when it is valid.
 	Invalid string
+	// At is the time the expressions were evaluated at, for expressions
+	// that read the clock (zero otherwise).
+	At time.Time
+}
+
+// readsClock: the item's legacy form depends on the clock.
+func (it *Item) readsClock() bool {
+	var x any
+	switch o := it.old.(type) {
+	case exprEval:
+		x = o.e
+	case condEval:
+		x = o.c
+	}
+	t, ok := x.(engine.Timed)
+	return ok && t.ReadsClock()
 }
 
 // Result is a migration, not yet written.
@@ -256,7 +273,7 @@ type migration struct {
 }
 
 func (m *migration) translate(r *record) {
-	opts := gotmpl.TranslateOptions{Namespaced: m.namespaced(r.ctx.Self), Defaulted: defaulted(&r.ctx)}
+	opts := gotmpl.TranslateOptions{Namespaced: m.namespaced(r.ctx.Self), Defaulted: defaulted(&r.ctx), Notes: m.notes()}
 	switch r.kind {
 	case Value, Condition:
 		it := &Item{Kind: r.kind, Pos: r.ctx.Pos, Entry: r.ctx.Entry, Field: r.ctx.Field, Legacy: r.src, rec: r}
@@ -330,6 +347,18 @@ func (m *migration) settle(it *Item, out string, err error) {
 	}
 	it.CEL = out
 	it.Random = usesRandom(out)
+}
+
+// notes are the katalog's user-defined functions, inlined by translations.
+func (m *migration) notes() map[string]string {
+	if len(m.k.Notes) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m.k.Notes))
+	for _, n := range m.k.Notes {
+		out[n.Name] = n.Expression.Str
+	}
+	return out
 }
 
 func (m *migration) leave(it *Item, off int, reason string) {

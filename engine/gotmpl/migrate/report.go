@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -75,6 +76,9 @@ func (m *Mismatch) String() string {
 	fmt.Fprintf(&b, "  on this object (shrunk from %s%s):\n", m.Source, how)
 	for _, l := range strings.Split(strings.TrimRight(string(y), "\n"), "\n") {
 		fmt.Fprintf(&b, "    %s\n", l)
+	}
+	if !m.At.IsZero() {
+		fmt.Fprintf(&b, "  at %s (the expressions read the clock)\n", m.At.Format(time.RFC3339))
 	}
 	fmt.Fprintf(&b, "  legacy gives: %s\n  cel gives:    %s\n", m.Legacy, m.CEL)
 	if m.Invalid != "" {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
@@ -179,10 +180,15 @@ func (m *migration) verify() error {
 		if defaulted(&it.rec.ctx) {
 			objects = info.defaulted
 		}
-		for _, smp := range objects {
+		for i, smp := range objects {
 			m.res.Evaluations++
+			// Expressions that read the clock are compared at one instant
+			// per object, spread over the hours and days of the week.
+			at := sampleInstant(i)
+			restore := engine.SetClock(func() time.Time { return at })
 			a, b := it.old.eval(engine.NewScope(smp.obj)), it.new.eval(engine.NewScope(smp.obj))
 			if same(a, b, it.Random) {
+				restore()
 				continue
 			}
 			// Shrink the object as written; with defaulting applied again
@@ -201,7 +207,11 @@ func (m *migration) verify() error {
 			}
 			small := objgen.Shrink(self, raw(info, smp), fails)
 			a, b = it.old.eval(engine.NewScope(prep(small))), it.new.eval(engine.NewScope(prep(small)))
+			restore()
 			mm := &Mismatch{Item: it, Object: small, Source: strings.TrimSuffix(smp.source, ", defaulted"), Legacy: a.String(), CEL: b.String(), Defaulted: defaulted(&it.rec.ctx)}
+			if it.readsClock() {
+				mm.At = at
+			}
 			if err := objgen.Validate(self, raw(info, smp)); err != nil {
 				mm.Invalid = err.Error()
 			}
@@ -210,6 +220,12 @@ func (m *migration) verify() error {
 		}
 	}
 	return nil
+}
+
+// sampleInstant is the time object i is verified at: from Monday
+// 2026-07-13 00:00 UTC, 7h13m apart (every hour of every weekday comes up).
+func sampleInstant(i int) time.Time {
+	return time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * (7*time.Hour + 13*time.Minute))
 }
 
 // generate makes count objects: most with the generator's defaults, a
