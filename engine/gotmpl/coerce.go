@@ -33,6 +33,17 @@ type coercion struct {
 	// did); otherwise an empty rendering into a non-string typed target
 	// leaves the field unset (engine.ErrAbsent).
 	emptyNull bool
+	// nullUnset: the null lands in a field the target's schema declares
+	// non-nullable, which the API server prunes: null is the field left
+	// unset (see NullLeavesUnset).
+	nullUnset bool
+}
+
+// NullLeavesUnset reports that a null written at ctx reaches storage as the
+// field left unset: a conversion output into a declared, non-nullable
+// field (the API server prunes such nulls from converted objects).
+func NullLeavesUnset(ctx *engine.Context) bool {
+	return ctx.Coerce == engine.CoerceGuess && strings.HasPrefix(ctx.Field, "conversion.") && ctx.Expected != nil && !ctx.Expected.Nullable
 }
 
 // coercionFor picks the coercion for a target. A target whose schema gives
@@ -40,7 +51,7 @@ type coercion struct {
 // in the original engine only so that numbers and booleans reached typed
 // fields as numbers and booleans.
 func coercionFor(ctx *engine.Context) coercion {
-	c := coercion{emptyNull: ctx.Coerce == engine.CoerceGuess}
+	c := coercion{emptyNull: ctx.Coerce == engine.CoerceGuess, nullUnset: NullLeavesUnset(ctx)}
 	s := ctx.Expected
 	switch {
 	case s == nil && ctx.Coerce == engine.CoerceAuto:

@@ -252,6 +252,20 @@ func plainForm(v val) string {
 	return "optional.of(" + v.expr + ")"
 }
 
+// plainOpt is a field read as an optional that is none on a missing last
+// field and fails on a missing parent (see plainForm).
+func plainOpt(v val) string {
+	switch {
+	case v.absent == "":
+		return "optional.of(" + v.expr + ")"
+	case len(v.fails) == 0:
+		return v.absent
+	case v.opt != nil:
+		return v.opt.expr
+	}
+	return "optional.of(" + v.expr + ")"
+}
+
 // plainMap is f applied to a field read as the legacy plain reference
 // behaves (see plainForm): f(x) written with x as "v" inside .optMap when
 // the read may be none, else on the strict read itself. wrap(x) builds f's
@@ -568,9 +582,33 @@ func (t *translator) value(tree *parse.Tree, c coercion) string {
 		t.failf(nil, "the template interpolates text into %s; the legacy engine parsed the text (so %s), which has no exact CEL form", describeMode(c.mode), modeHint(c.mode))
 	}
 	if c.emptyNull && !hasText(ps) {
-		t.failf(nil, "an empty result became null here (a conversion output), and every part of this one may be empty")
+		if !c.nullUnset {
+			t.failf(nil, "an empty result became null here (a conversion output), and every part of this one may be empty")
+		}
+		return "${" + noneIfEmpty(t.whole(ps)) + "}"
 	}
 	return t.interpolate(ps)
+}
+
+// noneIfEmpty makes a string expression an optional that is none when it is
+// empty: where the legacy engine wrote null for an empty rendering and null
+// leaves the field unset, as none does.
+func noneIfEmpty(e string) string {
+	return "optional.of(" + e + ").optFlatMap(v, v != '' ? optional.of(v) : optional.none())"
+}
+
+// whole is the legacy rendering of pieces as one CEL string: trimmed
+// where a value may bring white space to an edge.
+func (t *translator) whole(ps []piece) string {
+	ps = trimStaticEdges(ps)
+	v := t.concat(ps)
+	if t.edgeClean(ps, false) && t.edgeClean(ps, true) {
+		return v.expr
+	}
+	if v.nilInside {
+		t.failf(nil, "the output's leading or trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
+	}
+	return p(v, precPrimary) + ".trim()"
 }
 
 // hasText: some text of the template survives the trimming, so the
@@ -603,7 +641,16 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 		// step leaves the target unset. A CEL plain reference does the
 		// same; anything else goes through an optional chain.
 		if c.emptyNull && c.mode == modeString && v.kind == vString && !v.nonEmpty {
-			t.failf(n, "an empty string became null here (a conversion output); CEL keeps the empty string — a minLength: 1 or a pattern in the CRD rules it out")
+			if !c.nullUnset {
+				t.failf(n, "an empty string became null here (a conversion output); CEL keeps the empty string — a minLength: 1 or a pattern in the CRD rules it out")
+			}
+			// none on a missing field and on an empty string, as the
+			// legacy engine left the field unset or wrote null
+			trimmed := "v"
+			if !v.noEdgeSpace {
+				trimmed = "v.trim()"
+			}
+			return "${" + plainOpt(v) + ".optFlatMap(v, " + trimmed + " != '' ? optional.of(" + trimmed + ") : optional.none())}"
 		}
 		switch {
 		case c.mode == modeString && v.kind == vString && v.noEdgeSpace:
@@ -622,8 +669,12 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 	// template failed on a missing step before the last.
 	bare := v.plain != nil && v.absent != ""
 	if c.mode == modeString {
+		wrap := func(e string) string { return e }
 		if ne, _ := renderFacts(v); c.emptyNull && (!ne || v.mayNil() || v.nilInside) {
-			t.failf(n, "an empty result became null here (a conversion output); CEL keeps the empty string")
+			if !c.nullUnset {
+				t.failf(n, "an empty result became null here (a conversion output); CEL keeps the empty string")
+			}
+			wrap = noneIfEmpty
 		}
 		if bare && v.opt == nil && v.kind == vString {
 			v.expr, v.prec = "string("+v.expr+")", precPrimary
@@ -634,15 +685,15 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 				// A nil part printed "<no value>", which stopped the trimming.
 				t.failf(n, "the output's leading and trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
 			}
-			return "${" + p(s, precPrimary) + ".trim()}"
+			return "${" + wrap(p(s, precPrimary)+".trim()") + "}"
 		}
-		return "${" + s.expr + "}"
+		return "${" + wrap(s.expr) + "}"
 	}
 	if !typedFits(c.mode, v.kind) {
 		t.failf(n, "%s into %s: %s", kindName(v), describeMode(c.mode), fitProblem(c.mode, v.kind))
 	}
 	if v.mayNil() {
-		if c.emptyNull {
+		if c.emptyNull && !c.nullUnset {
 			t.failf(n, "a missing value renders empty, which the legacy engine made null here")
 		}
 		if bare {

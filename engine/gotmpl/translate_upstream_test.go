@@ -116,3 +116,69 @@ func TestTranslateNotes(t *testing.T) {
 		}
 	}
 }
+
+// Where an empty conversion output became null and the target field is not
+// nullable, the API server prunes the null: the translation is an optional
+// whose none leaves the field unset (issue 11).
+func TestTranslateConversionNull(t *testing.T) {
+	trSetup(t)
+	conv := func(expected string, nullable bool) *engine.Context {
+		ctx := trCtx(sch(expected), engine.CoerceGuess, false)
+		ctx.Field = "conversion.paths[0].spec.x"
+		ctx.Expected.Nullable = nullable
+		return ctx
+	}
+	cases := []struct {
+		name, src string
+		ctx       *engine.Context
+		want      string
+		fail      string
+	}{
+		{"plain string", `{{ .spec.environment }}`, conv("string", false), `${self.spec.?environment.optFlatMap(v, v.trim() != '' ? optional.of(v.trim()) : optional.none())}`, ""},
+		{"computed string", `{{ .spec.tier | default "" }}`, conv("string", false), `${optional.of(self.spec.?tier.orValue('')).optFlatMap(v, v != '' ? optional.of(v) : optional.none())}`, ""},
+		{"values only", `{{ .spec.tier }}{{ .spec.tags }}`, conv("string", false), "", "Go syntax"},
+		{"values only, all may be empty", `{{ .spec.tier }}{{ .spec.tier }}`, conv("string", false), `${optional.of(self.spec.?tier.orValue('') + self.spec.?tier.orValue('')).optFlatMap(v, v != '' ? optional.of(v) : optional.none())}`, ""},
+		{"missing integer", `{{ .spec.replicas | default 0 }}`, conv("integer", false), "", ""},
+		{"nullable target keeps the null", `{{ .spec.environment }}`, conv("string", true), "", "became null"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := TranslateValue(c.src, c.ctx, TranslateOptions{Namespaced: true})
+			switch {
+			case c.fail != "":
+				if err == nil || !strings.Contains(err.Error(), c.fail) {
+					t.Fatalf("%s: got %q, %v; want untranslatable (%s)", c.src, got, err, c.fail)
+				}
+				return
+			case err != nil:
+				t.Fatalf("%s: %v", c.src, err)
+			case c.want != "" && got != c.want:
+				t.Errorf("%s\n got: %s\nwant: %s", c.src, got, c.want)
+			}
+			checkValueEquivalentNullUnset(t, c.src, got, c.ctx)
+		})
+	}
+}
+
+// checkValueEquivalentNullUnset is checkValueEquivalent where a null is the
+// field left unset.
+func checkValueEquivalentNullUnset(t *testing.T, src, cel string, ctx *engine.Context) {
+	t.Helper()
+	old, d := New(trCEL).CompileValue(src, ctx)
+	if d.HasErrors() {
+		t.Fatalf("legacy %s does not compile: %v", src, d)
+	}
+	nw, d := trCEL.CompileValue(cel, ctx)
+	if d.HasErrors() {
+		t.Fatalf("translation %s of %s does not compile: %v", cel, src, d)
+	}
+	for _, obj := range trObjs {
+		a, b := evalExpr(old, obj), evalExpr(nw, obj)
+		if a.err == nil && a.json == "null" {
+			a = outcome{absent: true}
+		}
+		if !same(a, b, false) {
+			t.Fatalf("%s → %s differ: legacy %s, cel %s", src, cel, a, b)
+		}
+	}
+}

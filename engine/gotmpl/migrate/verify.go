@@ -21,6 +21,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/gotmpl"
 	"github.com/orkspace/orkestra-cel/katalog/objgen"
 )
 
@@ -52,6 +53,23 @@ var runShape = regexp.MustCompile(`[0-9A-Za-z]+`)
 // random values of the same kind have the same shape.
 func shape(s string) string {
 	return runShape.ReplaceAllStringFunc(s, func(r string) string { return fmt.Sprintf("<%d>", len(r)) })
+}
+
+// sameFor compares an item's outcomes: where a null leaves the field unset
+// (gotmpl.NullLeavesUnset), null and absent are the same.
+func sameFor(it *Item, a, b outcome) bool {
+	if gotmpl.NullLeavesUnset(&it.rec.ctx) {
+		a, b = a.nullAbsent(), b.nullAbsent()
+	}
+	return same(a, b, it.Random)
+}
+
+// nullAbsent is o with a null value read as absent.
+func (o outcome) nullAbsent() outcome {
+	if o.err == nil && !o.absent && o.json == "null" {
+		return outcome{absent: true}
+	}
+	return o
 }
 
 func same(a, b outcome, random bool) bool {
@@ -187,7 +205,7 @@ func (m *migration) verify() error {
 			at := sampleInstant(i)
 			restore := engine.SetClock(func() time.Time { return at })
 			a, b := it.old.eval(engine.NewScope(smp.obj)), it.new.eval(engine.NewScope(smp.obj))
-			if same(a, b, it.Random) {
+			if sameFor(it, a, b) {
 				restore()
 				continue
 			}
@@ -203,7 +221,7 @@ func (m *migration) verify() error {
 			}
 			fails := func(o map[string]any) bool {
 				o = prep(o)
-				return !same(it.old.eval(engine.NewScope(o)), it.new.eval(engine.NewScope(o)), it.Random)
+				return !sameFor(it, it.old.eval(engine.NewScope(o)), it.new.eval(engine.NewScope(o)))
 			}
 			small := objgen.Shrink(self, raw(info, smp), fails)
 			a, b = it.old.eval(engine.NewScope(prep(small))), it.new.eval(engine.NewScope(prep(small)))
