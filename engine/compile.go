@@ -33,6 +33,9 @@ type CompileOptions struct {
 // diagnostics hold no error.
 func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalog.Diagnostics) {
 	c := &compiler{b: b, opts: opts}
+	if len(k.Notes) > 0 {
+		c.notes(k)
+	}
 	p := &Plan{Katalog: k, Conversions: map[schema.GroupKind]*Conversion{}}
 	reconciler := reconcilingEntries(k)
 	for _, src := range k.CRDs {
@@ -60,6 +63,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			// (An environment with children is built only where needed.)
 			c.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
 		}
+		c.timed = nil
 		if src.Box != nil {
 			e.HasBox = true
 			e.Finalizers = src.Box.Finalizers
@@ -90,6 +94,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			}
 		}
 		c.vars = nil // a conversion sees only the object converted
+		e.Timed = c.timed
 		if src.Conversion != nil {
 			if conv := c.conversion(src); conv != nil {
 				p.Conversions[conv.GroupKind] = conv
@@ -104,6 +109,19 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 	p.Stats.Entries = len(p.Entries)
 	p.Stats.Expressions = c.exprs
 	return p, c.diags
+}
+
+// notes gives the katalog's user-defined template functions to the legacy
+// backend.
+func (c *compiler) notes(k *katalog.Katalog) {
+	nb, ok := c.b.Legacy.(NotesBackend)
+	if !ok {
+		c.errorf(k.Notes[0].Pos, "notes", "notes: (user-defined template functions) need the legacy adapter, which is not enabled in this build")
+		return
+	}
+	legacy, diags := nb.WithNotes(k.Notes)
+	c.diags = append(c.diags, diags...)
+	c.b.Legacy = legacy
 }
 
 func hasConversion(k *katalog.Katalog, crd *katalog.CRD) bool {
@@ -144,6 +162,15 @@ type compiler struct {
 	// forEach declaration adds .item and friends to it).
 	vars       []Var
 	legacySelf *structuralschema.Structural
+	// timed are the entry's values and conditions that read the clock.
+	timed []Timed
+}
+
+// noteTimed records x when it reads the clock.
+func (c *compiler) noteTimed(x any) {
+	if t, ok := x.(Timed); ok && t.ReadsClock() {
+		c.timed = append(c.timed, t)
+	}
 }
 
 // selfFor is the root schema an expression of language lang sees.
@@ -320,6 +347,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 		c.diags = append(c.diags, diags...)
 		c.exprs++
 		if cond != nil {
+			c.noteTimed(cond)
 			parts = append(parts, cond)
 		}
 	}
@@ -332,6 +360,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 			c.diags = append(c.diags, diags...)
 			c.exprs += len(w.Conditions)
 			if cond != nil {
+				c.noteTimed(cond)
 				parts = append(parts, cond)
 			}
 		}
@@ -381,12 +410,19 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 		}
 		expected = s
 	}
-	if expected == nil && f.Type != "" && f.Type != "auto" {
-		expected = typeHint(f.Type)
-	}
 	t := target{field: field + ".value", self: e.Schema(), selfVersion: e.APITypes.Version, coerce: CoerceTyped}
-	if expected == nil {
-		t.coerce = CoerceGuess
+	switch {
+	case expected != nil && f.Type != "" && f.Type != "auto" && !typeAgrees(f.Type, expected):
+		// The schema wins: the API server would refuse the other type.
+		c.warnf(f.Pos, field+".type", "type: %s, but the status schema types status.%s as %s; the value is written as %s (the API server would refuse %s)", f.Type, f.Path, DescribeSchema(expected), DescribeSchema(expected), DescribeSchema(typeHint(f.Type)))
+	case expected != nil:
+	case f.Type == "auto":
+		t.coerce = CoerceAuto
+	case f.Type == "" || f.Type == "string":
+		// The original wrote an untyped status field as the rendered string.
+		t.coerce = CoerceString
+	default:
+		expected = typeHint(f.Type)
 	}
 	sf := &StatusField{Source: f, Path: path, Value: c.value(f.Value, expected, t), ClearOnFalse: f.ClearOnFalse}
 	sf.ClearsToEmpty = expected == nil || expected.Type == "string" || expected.Type == ""
@@ -394,6 +430,12 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 		sf.When = c.when(e, f.When, true, field+".when")
 	}
 	return sf
+}
+
+// typeAgrees: a status field's `type:` names the schema's type.
+func typeAgrees(t string, s *structuralschema.Structural) bool {
+	h := typeHint(t)
+	return s.Type == h.Type || s.XIntOrString && (t == "int" || t == "string")
 }
 
 func typeHint(t string) *structuralschema.Structural {
@@ -561,6 +603,7 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 	if expr == nil {
 		return NewLiteral(t.field, v.Pos, nil)
 	}
+	c.noteTimed(expr)
 	return NewExpr(t.field, expr)
 }
 

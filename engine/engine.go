@@ -28,6 +28,12 @@ const (
 	// outputs, custom resources): integer, then float, then bool, then JSON,
 	// else string; an empty result becomes null.
 	CoerceGuess
+	// CoerceString: a status field the schema does not type, without a
+	// `type:` — the original wrote the rendered string.
+	CoerceString
+	// CoerceAuto: a status field with `type: auto` — integer, then float,
+	// then bool, else the string ("" stays "").
+	CoerceAuto
 )
 
 // Context tells a backend where a string value stands.

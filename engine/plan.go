@@ -72,6 +72,10 @@ type Entry struct {
 	// Namespaces restricts where the entry reconciles and where its children
 	// go; nil: everywhere.
 	Namespaces *katalog.NamespaceRules
+	// Timed are the values and conditions of the entry that read the clock
+	// (weekday, timeInWindow, time: conditions, …): the operator reconciles
+	// again when the first of them may change (engine.NextChange).
+	Timed []Timed
 }
 
 // Resource is one compiled child declaration.

@@ -192,7 +192,8 @@ func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
 }
 
 // specImports reads motifs imported for the whole katalog; upstream uses them
-// to share notes (user-defined template functions).
+// to share notes (user-defined template functions), which join the
+// katalog's own.
 func (d *decoder) specImports(n *yaml.Node, dir string) {
 	list := resolve(n)
 	if list == nil || list.Kind != yaml.SequenceNode {
@@ -210,7 +211,7 @@ func (d *decoder) specImports(n *yaml.Node, dir string) {
 			md.errorf(f.key, "resources", "a motif imported under spec.imports applies to no entry; import it under the entry's operatorBox.imports")
 		}
 		if f, ok := mo["notes"]; ok {
-			md.upstream(f.key, "notes", "notes")
+			md.notes(d.loader.k, f.value)
 		}
 	}
 }

@@ -498,7 +498,8 @@ func (d *decoder) when(n *yaml.Node, path string) *When {
 }
 
 // ConditionOperators are the structured-condition operators with their
-// aliases resolved to canonical names.
+// aliases resolved to canonical names. The type operators (typeOf with a
+// value, typeMap, …) are written with operator: only, as in the original.
 var ConditionOperators = map[string]string{
 	"equals": "equals", "notEquals": "notEquals",
 	"contains": "contains", "notContains": "notContains",
@@ -506,10 +507,22 @@ var ConditionOperators = map[string]string{
 	"suffix": "suffix", "notSuffix": "notSuffix",
 	"regex": "regex", "exists": "exists", "notExists": "notExists",
 	"gt": "gt", "greaterThan": "gt", "lt": "lt", "lessThan": "lt",
-	"gte": "gte", "min": "gte", "lte": "lte", "max": "lte",
+	"gte": "gte", "min": "gte", "greaterThanOrEqual": "gte",
+	"lte": "lte", "max": "lte", "lessThanOrEqual": "lte",
 	"between": "between", "notBetween": "notBetween",
 	"in": "in", "notIn": "notIn",
 }
+
+// TypeOperators are the operators that test the field's type; typeOf takes
+// the type name as its value (string, number, bool, map, slice, null).
+var TypeOperators = map[string]bool{
+	"typeOf": true, "typeMap": true, "typeList": true, "typeString": true,
+	"typeNumber": true, "typeBool": true, "typeNull": true,
+}
+
+// shorthandsUpstreamIgnored are short forms this runtime accepts that the
+// original did not know: it ignored them and tested that the field exists.
+var shorthandsUpstreamIgnored = map[string]bool{"gt": true, "lt": true, "gte": true, "lte": true}
 
 func operatorNames() []string {
 	names := make([]string, 0, len(ConditionOperators))
@@ -521,15 +534,18 @@ func operatorNames() []string {
 }
 
 func (d *decoder) condition(n *yaml.Node, path string) *Condition {
-	known := append([]string{"field", "operator", "value", "negate"}, operatorNames()...)
-	o := d.mapping(n, path, known, []string{"time", "dayOfWeek", "cron", "typeOf"})
+	known := append([]string{"field", "operator", "value", "negate", "time", "dayOfWeek", "cron", "duration"}, operatorNames()...)
+	o := d.mapping(n, path, known, []string{"notify", "source"})
 	c := &Condition{Pos: d.pos(n)}
+	c.Negate = d.boolean(o["negate"].value, path+".negate")
+	if d.clockCondition(c, o, n, path) {
+		return c
+	}
 	if !o.has("field") {
-		d.errorf(n, path, "a structured condition needs `field:` (a dot path such as spec.tier)")
+		d.errorf(n, path, "a structured condition needs `field:` (a dot path such as spec.tier), or is a clock condition (time:, dayOfWeek: or cron:)")
 		return nil
 	}
 	c.Field, c.FieldPos = d.str(o["field"].value, path+".field"), d.pos(o["field"].value)
-	c.Negate = d.boolean(o["negate"].value, path+".negate")
 	var ops []string
 	for k := range o {
 		if _, ok := ConditionOperators[k]; ok {
@@ -545,8 +561,11 @@ func (d *decoder) condition(n *yaml.Node, path string) *Condition {
 		}
 		op := d.str(o["operator"].value, path+".operator")
 		canon, ok := ConditionOperators[op]
+		if TypeOperators[op] {
+			canon, ok = op, true
+		}
 		if !ok {
-			d.errorf(o["operator"].value, path+".operator", "unknown operator %q%s", op, didYouMeanOrList(op, operatorNames()))
+			d.errorf(o["operator"].value, path+".operator", "unknown operator %q%s", op, didYouMeanOrList(op, append(operatorNames(), "typeOf", "typeMap", "typeList", "typeString", "typeNumber", "typeBool", "typeNull")))
 			return nil
 		}
 		c.Operator = canon
@@ -554,14 +573,31 @@ func (d *decoder) condition(n *yaml.Node, path string) *Condition {
 	case len(ops) == 1:
 		c.Operator = ConditionOperators[ops[0]]
 		c.Value, c.ValuePos = d.operand(o[ops[0]].value, path+"."+ops[0]), d.pos(o[ops[0]].value)
+		d.upstreamShorthand(ops[0], c, o[ops[0]].key, path)
+	case len(ops) == 0 && o.has("value"):
+		// The original's reading: a value without an operator is equals.
+		c.Operator = "equals"
+		c.Value, c.ValuePos = d.operand(o["value"].value, path+".value"), d.pos(o["value"].value)
 	case len(ops) == 0:
-		d.errorf(n, path, "the condition on %s has no operator; add one of equals, notEquals, in, exists, gt, … or operator:/value:", c.Field)
-		return nil
+		// …and a condition with neither tests that the field exists.
+		c.Operator = "exists"
 	default:
 		d.errorf(n, path, "the condition on %s has several operators (%s); write one condition per operator", c.Field, strings.Join(ops, ", "))
 		return nil
 	}
 	return c
+}
+
+// upstreamShorthand warns where the original read a short form differently:
+// it skipped a short form with an empty value, and did not know gt:, lt:,
+// gte: and lte:, so it tested that the field exists instead.
+func (d *decoder) upstreamShorthand(key string, c *Condition, k *yaml.Node, path string) {
+	switch {
+	case shorthandsUpstreamIgnored[key]:
+		d.warnf(k, path+"."+key, "%s: is read here as a numeric comparison; the original engine did not know it (it knew greaterThan, lessThan, greaterThanOrEqual, lessThanOrEqual) and tested only that %s exists; write %s: to mean the comparison in both", key, c.Field, map[string]string{"gt": "greaterThan", "lt": "lessThan", "gte": "greaterThanOrEqual", "lte": "lessThanOrEqual"}[key])
+	case c.Value == "" && c.Operator != "exists" && c.Operator != "notExists" && c.Operator != "notEquals":
+		d.warnf(k, path+"."+key, "%s: \"\" is read here as written; the original engine skipped a short form with an empty value and tested that %s exists instead; write notExists: true for \"%s is empty\", or exists: true for the original's reading", key, c.Field, c.Field)
+	}
 }
 
 // operand stringifies a condition operand the way the original engine
@@ -602,9 +638,13 @@ func (d *decoder) status(n *yaml.Node, path string) *Status {
 			continue
 		}
 		f.Value = d.value(fo["value"].value, ipath+".value")
-		f.Type = d.str(fo["type"].value, ipath+".type")
-		if f.Type != "" && !contains([]string{"string", "int", "float", "bool", "auto"}, f.Type) {
-			d.errorf(fo["type"].value, ipath+".type", "type must be string, int, float, bool or auto, got %q", f.Type)
+		if fo.has("type") {
+			t := d.str(fo["type"].value, ipath+".type")
+			canon, ok := statusTypes[strings.ToLower(t)]
+			if !ok {
+				d.errorf(fo["type"].value, ipath+".type", "type must be string (or str, default), int (integer), float, bool (boolean) or auto, got %q", t)
+			}
+			f.Type = canon
 		}
 		if fo.has("when") {
 			f.When = d.when(fo["when"].value, ipath+".when")
@@ -635,6 +675,16 @@ func (d *decoder) shadowedStatus(fields []*StatusField, path string) {
 			}
 		}
 	}
+}
+
+// statusTypes are the original's spellings of a status field's type
+// (case-insensitive), canonical. "string", "str" and "default" all mean a
+// string, as does no type at all.
+var statusTypes = map[string]string{
+	"string": "string", "str": "string", "default": "string",
+	"int": "int", "integer": "int",
+	"bool": "bool", "boolean": "bool",
+	"float": "float", "auto": "auto",
 }
 
 func (d *decoder) conversion(n *yaml.Node) *Conversion {

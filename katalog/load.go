@@ -18,7 +18,7 @@ import (
 // Keys of the original katalog format that this runtime does not implement,
 // per level; upstream.go says how each is reported.
 var (
-	unimplementedTop   = []string{"security", "notes", "providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
+	unimplementedTop   = []string{"security", "providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
 	unimplementedEntry = []string{"mode", "validation", "mutation", "admission", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "normalize", "endpoints", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "forceConflict", "webhooks", "katalogName", "katalogNamespace", "setup"}
 	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "cross", "autoscale", "providers", "observe", "watch", "rollback", "rollBackOnError"}

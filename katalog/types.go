@@ -37,6 +37,23 @@ type Katalog struct {
 	// Finalizers from spec.finalizers: the default for entries whose
 	// operatorBox lists none.
 	Finalizers []string
+	// Notes are the katalog's user-defined template functions (top-level
+	// `notes:`), in document order.
+	Notes []*Note
+}
+
+// Note is a user-defined template function of the original format: a legacy
+// template that a template calls by name, without arguments, to get its
+// rendering.
+type Note struct {
+	Name        string
+	Description string
+	// Expression is the template (a string value, for its position).
+	Expression *Value
+	Pos        Pos
+	NamePos    Pos
+	// Shadow: the note means to replace a built-in function of that name.
+	Shadow bool
 }
 
 // Document is one parsed YAML file of a katalog.
@@ -316,6 +333,29 @@ type Condition struct {
 	Value    string
 	ValuePos Pos
 	Negate   bool
+	// Clock conditions have no field: exactly one of Time, DayOfWeek and
+	// Cron is set (Operator is then empty).
+	Time      *TimeWindow
+	DayOfWeek *DayOfWeek
+	// Cron is a schedule; the condition holds for Duration after each time
+	// it fires (0: until it fires again).
+	Cron     string
+	Duration time.Duration
+}
+
+// TimeWindow is a `time:` condition: After and Before are "HH:MM" (UTC);
+// either may be empty.
+type TimeWindow struct {
+	After, Before string
+	Pos           Pos
+}
+
+// DayOfWeek is a `dayOfWeek:` condition: the first of Weekday, Weekend, In,
+// NotIn that is set decides.
+type DayOfWeek struct {
+	Weekday, Weekend *bool
+	In, NotIn        []string
+	Pos              Pos
 }
 
 // Status declares the status fields an entry writes.
@@ -329,8 +369,9 @@ type StatusField struct {
 	Pos   Pos
 	Path  string
 	Value *Value
-	// Type is the upstream `type:` hint (string, int, float, bool, auto); empty
-	// means "typed by the status schema".
+	// Type is the upstream `type:` hint, canonical: string, int, float, bool
+	// or auto ("" when absent; the original's spellings str, default,
+	// integer and boolean, in any case, are folded in).
 	Type string
 	When *When
 	// ClearOnFalse clears the field while When does not hold (upstream's

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
@@ -28,7 +29,10 @@ const (
 	ReasonRenderFailed   = "RenderFailed"
 	ReasonApplyFailed    = "ApplyFailed"
 	ReasonOnDeleteFailed = "OnDeleteFailed"
-	ConditionReady       = "Ready"
+	// ReasonStatusFieldFailed: a status field failed to evaluate and was
+	// left out; the reconcile still succeeded.
+	ReasonStatusFieldFailed = "StatusFieldFailed"
+	ConditionReady          = "Ready"
 )
 
 // retryAfter is how soon a reconcile that met a transient condition (a
@@ -121,6 +125,9 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	}
 	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonSucceeded,
 		Message: a.summary()}
+	if len(res.StatusErrors) > 0 {
+		ready.Message += "; " + e.statusFieldsFailed(cr, res.StatusErrors)
+	}
 	if err := e.writeStatus(ctx, cr, res.Status, ready); err != nil {
 		if apierrors.IsConflict(err) {
 			return reconcile.Result{RequeueAfter: retryAfter}, true, nil
@@ -131,10 +138,31 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if r := e.entry.Resync; r > 0 && (out.RequeueAfter == 0 || r < out.RequeueAfter) {
 		out.RequeueAfter = r
 	}
+	// A value or condition that reads the clock (a time window, a weekday)
+	// changes with time alone: reconcile again when it may.
+	if now := engine.Now(); len(e.entry.Timed) > 0 {
+		if next := engine.NextChange(now, e.entry.Timed); !next.IsZero() {
+			if d := next.Sub(now); out.RequeueAfter == 0 || d < out.RequeueAfter {
+				out.RequeueAfter = d
+			}
+		}
+	}
 	if a.retry {
 		out.RequeueAfter = retryAfter
 	}
 	return out, a.retry, nil
+}
+
+// statusFieldsFailed reports status fields that failed (left out, the
+// others written, as the original engine did): one Warning event each, and
+// the text for the Ready condition's message.
+func (e *entryController) statusFieldsFailed(cr *unstructured.Unstructured, errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonStatusFieldFailed, "Reconcile", "%s", truncate(msgs[i], 1024))
+	}
+	return fmt.Sprintf("%d status field(s) not written: %s", len(errs), truncate(strings.Join(msgs, "; "), 4096))
 }
 
 // fail reports err on the custom resource (event, Ready=False) and returns

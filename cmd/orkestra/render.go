@@ -93,6 +93,7 @@ type renderedCR struct {
 	OnReconcile   []renderedChild `yaml:"onReconcile,omitempty"`
 	OnDelete      []renderedChild `yaml:"onDelete,omitempty"`
 	Status        map[string]any  `yaml:"status,omitempty"`
+	StatusErrors  []string        `yaml:"statusErrors,omitempty"`
 	Finalizers    []string        `yaml:"finalizers,omitempty"`
 	Notes         []string        `yaml:"notes,omitempty"`
 }
@@ -169,6 +170,9 @@ func renderOne(plan *engine.Plan, conv *conversion.Converter, o *unstructured.Un
 	out.Object = fmt.Sprintf("%s %s", o.GetKind(), objectName(o))
 	out.APIVersion = o.GetAPIVersion()
 	out.Status = res.Status
+	for _, err := range res.StatusErrors {
+		out.StatusErrors = append(out.StatusErrors, err.Error())
+	}
 	if !e.Reconciles {
 		out.Notes = append(out.Notes, fmt.Sprintf("entry %s does not reconcile (enabled: %v): `orkestra run` applies none of this", e.Name, e.Enabled))
 	}

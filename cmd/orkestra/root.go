@@ -85,7 +85,7 @@ func (f *katalogFlags) backends() (engine.Backends, error) {
 	if err != nil {
 		return engine.Backends{}, fmt.Errorf("building the CEL environment: %w", err)
 	}
-	return engine.Backends{CEL: cel, Legacy: gotmpl.New(cel)}, nil
+	return engine.Backends{CEL: cel, Legacy: gotmpl.NewWithOptions(cel, gotmpl.Options{RuntimeCostLimit: f.runtimeCostLimit})}, nil
 }
 
 // errProblems means the problems were already printed.

@@ -78,6 +78,8 @@ type program struct {
 	vars map[string]*node
 	// inputs are the data paths of self the expression reads.
 	inputs [][]string
+	// timers: the expression reads the clock (clock.go).
+	timers []clockTimer
 }
 
 type step struct {
@@ -173,6 +175,7 @@ func (b *Backend) compileExpr(se *schemaEnv, src string, exprOff, segOff int, di
 	}
 	p.inputs = inputPaths(se.tree.root, native.Expr())
 	p.plainRoot, p.plain, p.isPlain = plainSteps(native.Expr())
+	p.timers = clockTimers(native.Expr())
 	if p.isPlain {
 		root := p.root
 		if p.plainRoot != "self" {

@@ -117,6 +117,7 @@ func envSetAt(v *version.Version) (*environment.EnvSet, error) {
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
 			cel.Lib(orkestraLib{}),
+			cel.Lib(upstreamLib{}),
 			cel.EnableIdentifierEscapeSyntax(),
 		},
 	}, environment.VersionedOptions{

@@ -3,8 +3,11 @@ package gotmpl
 import (
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"text/template/parse"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
@@ -26,6 +29,45 @@ type checker struct {
 	// plain is the field path of a template that is exactly one field
 	// reference ({{ .spec.x }}), else nil.
 	plain []string
+	// treeRoot is the template being checked.
+	treeRoot *parse.ListNode
+	// used are the library functions the template calls.
+	used map[string]bool
+	// noChildren: .children is not available here (conversion paths).
+	noChildren bool
+	// children: the template reads .children.
+	children bool
+	// timers of the clock-reading calls.
+	timers []timer
+	// bounds of the ranges whose iterations are bounded.
+	bounds map[*parse.BranchNode]loopBound
+	// conversion: the template is in a conversion path; stringTarget: it
+	// lands in a string field. floatWarned: the float64 warning was given.
+	conversion, stringTarget, floatWarned bool
+
+	// Notes: the backend that has them, the place's schema, entry and cost
+	// limit to compile them with, the notes being compiled around this
+	// template, the notes it calls, and their problems.
+	b         *Backend
+	self      *structuralschema.Structural
+	entry     string
+	costLimit uint64
+	noteStack []string
+	notesUsed map[string]*Template
+	extra     katalog.Diagnostics
+}
+
+// noteSignature is how a note is called: no arguments, a string.
+var noteSignature = &funcInfo{fn: (func() (string, error))(nil)}
+
+// usedFuncs lists the library functions the template calls, sorted.
+func (c *checker) usedFuncs() []string {
+	out := make([]string, 0, len(c.used))
+	for n := range c.used {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // argInfo is what the checker knows of an argument or a command's result.
@@ -34,6 +76,8 @@ type argInfo struct {
 	node      parse.Node
 	fieldLike bool // a field, variable or chain: a value of the object
 	known     bool // sh describes it
+	// intResult: a call to a function that returns an integer.
+	intResult bool
 }
 
 func (c *checker) pushScope() { c.scopes = append(c.scopes, map[string]shape{}) }
@@ -63,6 +107,7 @@ func (c *checker) lookupVar(name string) shape {
 }
 
 func (c *checker) check(t *parse.Tree) {
+	c.treeRoot = t.Root
 	c.pushScope()
 	c.list(t.Root, c.root)
 	c.popScope()
@@ -82,6 +127,9 @@ func (c *checker) node(n parse.Node, dot shape) {
 	switch x := n.(type) {
 	case *parse.ActionNode:
 		res := c.pipe(x.Pipe, dot)
+		if len(x.Pipe.Decl) == 0 && isIntegerArg(res) && (c.stringTarget || soleAction(c.treeRoot) != x) {
+			c.floatWarning(int(x.Pos), res)
+		}
 		if len(x.Pipe.Decl) == 0 && res.fieldLike && res.known && isComposite(res.sh.s) {
 			name := res.sh.path
 			if res.sh.root {
@@ -105,6 +153,14 @@ func (c *checker) branch(b *parse.BranchNode, dot shape, kind string) {
 	c.pushScope()
 	defer c.popScope()
 	res := c.pipeNoDecl(b.Pipe, dot)
+	if kind == "range" {
+		if lb, ok := rangeBound(b.Pipe, res); ok {
+			if c.bounds == nil {
+				c.bounds = map[*parse.BranchNode]loopBound{}
+			}
+			c.bounds[b] = lb
+		}
+	}
 	inner := dot
 	switch kind {
 	case "with":
@@ -190,6 +246,7 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 	}
 	info := c.function(id)
 	args := cmd.Args[1:]
+	c.clock(info, args)
 	infos := make([]argInfo, len(args))
 	for i, a := range args {
 		infos[i] = c.arg(a, dot)
@@ -221,12 +278,108 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 	if name == "cronToMap" {
 		c.cronToMap = append(c.cronToMap, id)
 	}
-	return argInfo{node: cmd}
+	c.upstreamDifferences(id, cmd, infos, piped)
+	return argInfo{node: cmd, intResult: info.fn != nil && isIntKind(reflect.TypeOf(info.fn).Out(0).Kind())}
+}
+
+// upstreamDifferences warns where the original engine computed a different
+// value, by a defect this runtime does not copy (issue 18 item 6).
+func (c *checker) upstreamDifferences(id *parse.IdentifierNode, cmd *parse.CommandNode, args []argInfo, piped *argInfo) {
+	all := args
+	if piped != nil {
+		all = append(append([]argInfo(nil), args...), *piped)
+	}
+	switch id.Ident {
+	case "ternary":
+		if len(args) > 0 && isIntegerArg(args[0]) {
+			a := argText(args[0].node)
+			c.warn(int(id.Pos), fmt.Sprintf("ternary reads the integer %s as false when it is 0, as Go and the original's docs do; the original engine read every integer, 0 included, as true (its truthiness compared an int64 with an int); write ternary (ne %s 0) … to mean the same in both", a, a))
+		}
+	case "len":
+		for _, a := range all {
+			if isSplit(a.node) {
+				c.warn(int(id.Pos), "len counts the items split returns; the original engine's len knew only the object's lists, maps and strings and gave 0 for a split result; count them another way to mean the same in both (for example with a range)")
+			}
+		}
+	case "eq", "ne", "lt", "le", "gt", "ge":
+		for _, a := range all {
+			if isIntegerArg(a) {
+				c.floatWarning(int(id.Pos), a)
+				break
+			}
+		}
+	}
+}
+
+// floatWarning: the original's /convert decoded numbers as float64, so an
+// integer printed from one million on in exponent form (1e+06) and
+// compared with an integer literal failed.
+func (c *checker) floatWarning(off int, a argInfo) {
+	if !c.conversion || c.floatWarned || !a.fieldLike {
+		return
+	}
+	c.floatWarned = true
+	c.warn(off, fmt.Sprintf("%s is an integer here; the original engine's /convert decoded numbers as float64, so it printed as 1e+06 from one million on and compared with an integer failed; this runtime keeps it an integer", a.node))
+}
+
+// argText is an argument as written in a call (a pipeline in parentheses).
+func argText(n parse.Node) string {
+	if _, ok := n.(*parse.PipeNode); ok {
+		return "(" + n.String() + ")"
+	}
+	return n.String()
+}
+
+// isIntegerArg: an argument known to be an integer (an integer field, or a
+// function returning one).
+func isIntegerArg(a argInfo) bool {
+	if a.intResult {
+		return true
+	}
+	return a.fieldLike && a.known && a.sh.s != nil && a.sh.s.Type == "integer"
+}
+
+func isSplit(n parse.Node) bool {
+	var cmd *parse.CommandNode
+	switch x := n.(type) {
+	case *parse.PipeNode:
+		if len(x.Cmds) > 0 {
+			cmd = x.Cmds[len(x.Cmds)-1]
+		}
+	case *parse.CommandNode:
+		cmd = x
+	}
+	if cmd == nil || len(cmd.Args) == 0 {
+		return false
+	}
+	id, ok := cmd.Args[0].(*parse.IdentifierNode)
+	return ok && id.Ident == "split"
+}
+
+// clock records the timer of a clock-reading call.
+func (c *checker) clock(info *funcInfo, args []parse.Node) {
+	if info == nil || info.clock == nil {
+		return
+	}
+	if t := info.clock(args); t != nil {
+		c.timers = append(c.timers, t)
+	}
 }
 
 // function resolves a function name, reporting unknown and forbidden ones.
 func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 	name := id.Ident
+	if n := c.b.note(name); n != nil {
+		if t := c.note(name, n, int(id.Pos)); t != nil {
+			if c.notesUsed == nil {
+				c.notesUsed = map[string]*Template{}
+			}
+			c.notesUsed[name] = t
+			c.children = c.children || t.children
+			c.timers = append(c.timers, t.timers...)
+		}
+		return noteSignature
+	}
 	info, ok := funcs[name]
 	switch {
 	case name == "call":
@@ -244,6 +397,10 @@ func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 	case info.random && !c.random:
 		c.report(int(id.Pos), fmt.Sprintf("%s makes a new value at every evaluation, so the object would change on every reconcile (drift); use it only in the data of a secret with once: true", name))
 	}
+	if c.used == nil {
+		c.used = map[string]bool{}
+	}
+	c.used[name] = true
 	return info
 }
 
@@ -272,6 +429,7 @@ func (c *checker) arg(n parse.Node, dot shape) argInfo {
 	case *parse.IdentifierNode:
 		// A function called without arguments.
 		if info := c.function(x); info != nil {
+			c.clock(info, nil)
 			if lo, hi := arity(info); lo > 0 {
 				c.report(int(x.Pos), fmt.Sprintf("%s takes %s, got 0; call it in parentheses with its arguments: (%s …)", x.Ident, describeArity(lo, hi), x.Ident))
 			}
@@ -286,6 +444,15 @@ func (c *checker) arg(n parse.Node, dot shape) argInfo {
 func (c *checker) fields(base shape, segs []string, offs []int, ref string) shape {
 	sh := base
 	for i, seg := range segs {
+		if sh.root && seg == "children" {
+			if c.noChildren {
+				c.report(offs[i], ".children is not available in a conversion path: a conversion sees only the object being converted")
+				return shape{}
+			}
+			c.children = true
+			sh = shape{children: true, path: "children"}
+			continue
+		}
 		next, prob := child(sh, seg, c.version)
 		if prob != nil {
 			written := ref

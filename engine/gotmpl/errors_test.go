@@ -48,7 +48,12 @@ func TestLoadErrors(t *testing.T) {
 		{`{{ range .spec.items }}{{ .nme }}{{ end }}`, `k.yaml:10:47: [things] spec.x: unknown field .nme: spec.items[*] has no field "nme" in version v1; did you mean "name"?`},
 		{`{{ with .spec.nested }}{{ .innr.value }}{{ end }}`, `k.yaml:10:47: [things] spec.x: unknown field .innr: spec.nested has no field "innr" in version v1; did you mean "inner"?`},
 		{`{{ $n := .spec.nested }}{{ $n.inner.valu }}`, `k.yaml:10:56: [things] spec.x: unknown field $n.inner.valu: spec.nested.inner has no field "valu" in version v1; did you mean "value"?`},
-		{`{{ .children.deployment.status }}`, `k.yaml:10:24: [things] spec.x: .children is not available in this runtime: templates see the custom resource itself (.metadata, .spec, .status)`},
+		// .children holds the CR's children by kind (upstream
+		// pkg/children/children.go: "deployments"/"deployment", …); below a
+		// kind key anything goes, as it did in the original engine.
+		{`{{ .children.deployment.status.readyReplicas }}`, ``},
+		{`{{ .children.deploymnet.status }}`, `k.yaml:10:33: [things] spec.x: .children has no key "deploymnet"; did you mean "deployment"?`},
+		{`{{ .item.name }}`, `k.yaml:10:24: [things] spec.x: .item is not available in this runtime: templates see the custom resource itself (.metadata, .spec, .status)`},
 		{`{{ .spc.image }}`, `k.yaml:10:24: [things] spec.x: unknown field .spc: the object has no field "spc" in version v1; did you mean "spec"?`},
 		{`{{ call .spec.image }}`, `k.yaml:10:23: [things] spec.x: call is not supported: templates call only the listed functions`},
 		{`{{ define "x" }}a{{ end }}`, `k.yaml:10:23: [things] spec.x: {{ define "x" }} and {{ block }} are not supported: a value is a single template`},

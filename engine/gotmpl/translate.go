@@ -38,6 +38,9 @@ type TranslateOptions struct {
 	// objects of a conversion may not), so a field with a schema default is
 	// present whenever the object holding it is.
 	Defaulted bool
+	// Notes are the katalog's user-defined functions (name → template),
+	// inlined where they are called.
+	Notes map[string]string
 }
 
 // Untranslatable is a template, or part of one, without an exactly
@@ -103,6 +106,8 @@ type translator struct {
 	// itemRoots are the roots a forEach declaration adds (.item, its alias,
 	// .index, .value): not translated yet.
 	itemRoots map[string]bool
+	// noteStack names the notes being inlined.
+	noteStack []string
 }
 
 // itemRoots are the legacy roots of a forEach declaration's item, nil
@@ -246,9 +251,57 @@ type val struct {
 	// plain is the field path of a field read.
 	plain []string
 	// absent is an optional-typed form of a field read that is none when
-	// any step is missing (the legacy plain-reference rule); "" when every
-	// step is always present.
+	// any step is missing; "" when every step is always present.
 	absent string
+	// parent and lastSel split a field read whose last step may be
+	// missing: the strict read of its parent and the optional selection.
+	parent, lastSel string
+}
+
+// plainForm is a field read as the legacy plain reference behaves: it
+// fails on a missing parent and is none (the target left unset) on a
+// missing last field. A CEL plain reference is absent on any missing step,
+// so where a parent may be missing the read is wrapped in optional.of.
+func plainForm(v val) string {
+	switch {
+	case len(v.fails) == 0:
+		return v.expr
+	case v.opt != nil:
+		return "optional.of(" + v.parent + ")" + v.lastSel
+	}
+	return "optional.of(" + v.expr + ")"
+}
+
+// plainOpt is a field read as an optional that is none on a missing last
+// field and fails on a missing parent (see plainForm).
+func plainOpt(v val) string {
+	switch {
+	case v.absent == "":
+		return "optional.of(" + v.expr + ")"
+	case len(v.fails) == 0:
+		return v.absent
+	case v.opt != nil:
+		return v.opt.expr
+	}
+	return "optional.of(" + v.expr + ")"
+}
+
+// plainMap is f applied to a field read as the legacy plain reference
+// behaves (see plainForm): f(x) written with x as "v" inside .optMap when
+// the read may be none, else on the strict read itself. wrap(x) builds f's
+// CEL from the read x.
+func plainMap(v val, wrap func(x string) string) string {
+	switch {
+	case v.absent == "":
+		return wrap(v.expr)
+	case len(v.fails) == 0:
+		return v.absent + ".optMap(v, " + wrap("v") + ")"
+	case v.opt != nil:
+		return v.opt.expr + ".optMap(v, " + wrap("v") + ")"
+	}
+	// The last field is always there, a parent may not be: the strict read
+	// fails where the legacy read failed.
+	return wrap(v.expr)
 }
 
 func (v val) mayNil() bool { return v.opt != nil }
@@ -549,9 +602,33 @@ func (t *translator) value(tree *parse.Tree, c coercion) string {
 		t.failf(nil, "the template interpolates text into %s; the legacy engine parsed the text (so %s), which has no exact CEL form", describeMode(c.mode), modeHint(c.mode))
 	}
 	if c.emptyNull && !hasText(ps) {
-		t.failf(nil, "an empty result became null here (a conversion output), and every part of this one may be empty")
+		if !c.nullUnset {
+			t.failf(nil, "an empty result became null here (a conversion output), and every part of this one may be empty")
+		}
+		return "${" + noneIfEmpty(t.whole(ps)) + "}"
 	}
 	return t.interpolate(ps)
+}
+
+// noneIfEmpty makes a string expression an optional that is none when it is
+// empty: where the legacy engine wrote null for an empty rendering and null
+// leaves the field unset, as none does.
+func noneIfEmpty(e string) string {
+	return "optional.of(" + e + ").optFlatMap(v, v != '' ? optional.of(v) : optional.none())"
+}
+
+// whole is the legacy rendering of pieces as one CEL string: trimmed
+// where a value may bring white space to an edge.
+func (t *translator) whole(ps []piece) string {
+	ps = trimStaticEdges(ps)
+	v := t.concat(ps)
+	if t.edgeClean(ps, false) && t.edgeClean(ps, true) {
+		return v.expr
+	}
+	if v.nilInside {
+		t.failf(nil, "the output's leading or trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
+	}
+	return p(v, precPrimary) + ".trim()"
 }
 
 // hasText: some text of the template survives the trimming, so the
@@ -584,21 +661,26 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 		// step leaves the target unset. A CEL plain reference does the
 		// same; anything else goes through an optional chain.
 		if c.emptyNull && c.mode == modeString && v.kind == vString && !v.nonEmpty {
-			t.failf(n, "an empty string became null here (a conversion output); CEL keeps the empty string — a minLength: 1 or a pattern in the CRD rules it out")
+			if !c.nullUnset {
+				t.failf(n, "an empty string became null here (a conversion output); CEL keeps the empty string — a minLength: 1 or a pattern in the CRD rules it out")
+			}
+			// none on a missing field and on an empty string, as the
+			// legacy engine left the field unset or wrote null
+			trimmed := "v"
+			if !v.noEdgeSpace {
+				trimmed = "v.trim()"
+			}
+			return "${" + plainOpt(v) + ".optFlatMap(v, " + trimmed + " != '' ? optional.of(" + trimmed + ") : optional.none())}"
 		}
 		switch {
 		case c.mode == modeString && v.kind == vString && v.noEdgeSpace:
-			return "${" + v.expr + "}"
-		case c.mode == modeString && v.kind == vString && v.absent == "":
-			return "${" + v.expr + ".trim()}"
+			return "${" + plainForm(v) + "}"
 		case c.mode == modeString && v.kind == vString:
-			return "${" + v.absent + ".optMap(v, v.trim())}"
-		case c.mode == modeString && (v.kind == vInt || v.kind == vBool || v.kind == vDouble) && v.absent == "":
-			return "${string(" + v.expr + ")}"
+			return "${" + plainMap(v, func(x string) string { return x + ".trim()" }) + "}"
 		case c.mode == modeString && (v.kind == vInt || v.kind == vBool || v.kind == vDouble):
-			return "${" + v.absent + ".optMap(v, string(v))}"
+			return "${" + plainMap(v, func(x string) string { return "string(" + x + ")" }) + "}"
 		case typedFits(c.mode, v.kind):
-			return "${" + v.expr + "}"
+			return "${" + plainForm(v) + "}"
 		}
 		t.failf(n, "%s into %s: %s", kindName(v), describeMode(c.mode), fitProblem(c.mode, v.kind))
 	}
@@ -607,8 +689,12 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 	// template failed on a missing step before the last.
 	bare := v.plain != nil && v.absent != ""
 	if c.mode == modeString {
+		wrap := func(e string) string { return e }
 		if ne, _ := renderFacts(v); c.emptyNull && (!ne || v.mayNil() || v.nilInside) {
-			t.failf(n, "an empty result became null here (a conversion output); CEL keeps the empty string")
+			if !c.nullUnset {
+				t.failf(n, "an empty result became null here (a conversion output); CEL keeps the empty string")
+			}
+			wrap = noneIfEmpty
 		}
 		if bare && v.opt == nil && v.kind == vString {
 			v.expr, v.prec = "string("+v.expr+")", precPrimary
@@ -619,15 +705,15 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 				// A nil part printed "<no value>", which stopped the trimming.
 				t.failf(n, "the output's leading and trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
 			}
-			return "${" + p(s, precPrimary) + ".trim()}"
+			return "${" + wrap(p(s, precPrimary)+".trim()") + "}"
 		}
-		return "${" + s.expr + "}"
+		return "${" + wrap(s.expr) + "}"
 	}
 	if !typedFits(c.mode, v.kind) {
 		t.failf(n, "%s into %s: %s", kindName(v), describeMode(c.mode), fitProblem(c.mode, v.kind))
 	}
 	if v.mayNil() {
-		if c.emptyNull {
+		if c.emptyNull && !c.nullUnset {
 			t.failf(n, "a missing value renders empty, which the legacy engine made null here")
 		}
 		if bare {
@@ -655,7 +741,7 @@ func typedFits(m coerceMode, k vkind) bool {
 		return k == vBool
 	case modeIntOrString:
 		return k == vInt
-	case modeGuess:
+	case modeGuess, modeAuto:
 		return k == vInt || k == vDouble || k == vBool || k == vNumber
 	}
 	return false
@@ -663,7 +749,7 @@ func typedFits(m coerceMode, k vkind) bool {
 
 func fitProblem(m coerceMode, k vkind) string {
 	switch {
-	case k == vString && (m == modeGuess || m == modeIntOrString):
+	case k == vString && (m == modeGuess || m == modeAuto || m == modeIntOrString):
 		return "the legacy engine turned text that looks like a number (or a boolean) into one, which has no exact CEL form"
 	case k == vString:
 		return "the legacy engine parsed the text, which has no exact CEL form"
@@ -677,23 +763,7 @@ func fitProblem(m coerceMode, k vkind) string {
 
 // interpolate translates text and values into a string.
 func (t *translator) interpolate(ps []piece) string {
-	// The legacy output is trimmed as a whole. Static white space at the
-	// edges goes; white space a value may bring to an edge needs .trim().
-	for len(ps) > 0 && ps[0].isText {
-		ps[0].text = strings.TrimLeftFunc(ps[0].text, isSpace)
-		if ps[0].text != "" {
-			break
-		}
-		ps = ps[1:]
-	}
-	for len(ps) > 0 && ps[len(ps)-1].isText {
-		last := &ps[len(ps)-1]
-		last.text = strings.TrimRightFunc(last.text, isSpace)
-		if last.text != "" {
-			break
-		}
-		ps = ps[:len(ps)-1]
-	}
+	ps = trimStaticEdges(ps)
 	if !t.edgeClean(ps, false) || !t.edgeClean(ps, true) {
 		whole := t.concat(ps)
 		if whole.nilInside {
@@ -725,6 +795,28 @@ func (t *translator) interpolate(ps []piece) string {
 		}
 	}
 	return b.String()
+}
+
+// trimStaticEdges drops the white space of text at the edges of pieces:
+// the legacy output is trimmed as a whole, so static white space at the
+// edges goes (white space a value may bring to an edge needs .trim()).
+func trimStaticEdges(ps []piece) []piece {
+	for len(ps) > 0 && ps[0].isText {
+		ps[0].text = strings.TrimLeftFunc(ps[0].text, isSpace)
+		if ps[0].text != "" {
+			break
+		}
+		ps = ps[1:]
+	}
+	for len(ps) > 0 && ps[len(ps)-1].isText {
+		last := &ps[len(ps)-1]
+		last.text = strings.TrimRightFunc(last.text, isSpace)
+		if last.text != "" {
+			break
+		}
+		ps = ps[:len(ps)-1]
+	}
+	return ps
 }
 
 // condition translates a `when:` template.

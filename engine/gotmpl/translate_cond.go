@@ -25,6 +25,9 @@ import (
 // original meaning for any data. idiomatic says which. A condition whose
 // field or value is a template has no CEL form (an *Untranslatable).
 func TranslateStructured(c *katalog.Condition, ctx *engine.Context, opts TranslateOptions) (src string, idiomatic bool, err error) {
+	if c.Field == "children" || strings.HasPrefix(c.Field, "children.") {
+		return "", false, &Untranslatable{Reason: "the condition reads the custom resource's children, which migrate does not translate to CEL"}
+	}
 	legacySrc, err := ConditionCEL(c)
 	if err != nil {
 		return "", false, &Untranslatable{Reason: err.Error()}

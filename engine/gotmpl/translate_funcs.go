@@ -389,6 +389,9 @@ func (t *translator) call0(id *parse.IdentifierNode, args []val, nodes []parse.N
 	case "randomBase64":
 		t.failf(id, "the legacy randomBase64 uses the URL-safe alphabet (- and _), CEL's randomBase64 the standard one (+ and /); kept legacy so existing consumers see the same alphabet")
 	}
+	if v, ok := t.callUpstream(id, args, node); ok {
+		return v
+	}
 	t.failf(id, "%s has no exact CEL equivalent", name)
 	return val{}
 }

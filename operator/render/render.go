@@ -83,6 +83,10 @@ type Result struct {
 	// Status holds the evaluated status fields, nested by path relative to
 	// status (`phase` → {"phase": …}), typed as evaluated.
 	Status map[string]any
+	// StatusErrors are the status fields that failed, each an *Error naming
+	// the field: as in the original engine, a failing field is left out and
+	// the others are written.
+	StatusErrors []error
 }
 
 // Child is one declared child object of a custom resource.
@@ -263,11 +267,7 @@ func (r *renderer) render() (*Result, error) {
 		}
 	}
 	if !r.opts.SkipStatus {
-		st, err := r.status()
-		if err != nil {
-			return nil, err
-		}
-		res.Status = st
+		res.Status, res.StatusErrors = r.status()
 	}
 	return res, nil
 }
@@ -404,41 +404,53 @@ func (r *renderer) namespaced(rs *engine.Resource, gvk schema.GroupVersionKind) 
 // status evaluates the status fields in order: a path declared several
 // times takes the value of the last declaration whose condition holds (or
 // that clears it: clearOnFalse). A cleared field is "" or, for a field that
-// does not hold strings, nil: the operator removes it.
-func (r *renderer) status() (map[string]any, error) {
+// does not hold strings, nil: the operator removes it. A field that fails is
+// left out and reported; the others are kept (upstream
+// pkg/template/resolver_status.go ResolveStatusFields collects the errors and
+// returns the rest).
+func (r *renderer) status() (map[string]any, []error) {
 	out := map[string]any{}
+	var errs []error
 	for _, sf := range r.entry.Status {
-		field := sf.Value.Field
-		if sf.When != nil {
-			ok, err := sf.When.Eval(r.scope)
-			if err != nil {
-				return nil, r.errorf(field, fmt.Errorf("evaluating when %s: %w", sf.When.Source(), err))
-			}
-			if !ok {
-				if sf.ClearOnFalse {
-					var cleared any
-					if sf.ClearsToEmpty {
-						cleared = ""
-					}
-					if err := setPath(out, sf.Path, cleared); err != nil {
-						return nil, r.errorf(field, err)
-					}
-				}
-				continue
-			}
-		}
-		v, ok, err := sf.Value.Eval(r.scope)
-		if err != nil {
-			return nil, r.errorf(field, err)
-		}
-		if !ok {
-			continue
-		}
-		if err := setPath(out, sf.Path, v); err != nil {
-			return nil, r.errorf(field, err)
+		if err := r.statusField(out, sf); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return out, nil
+	return out, errs
+}
+
+func (r *renderer) statusField(out map[string]any, sf *engine.StatusField) error {
+	field := sf.Value.Field
+	if sf.When != nil {
+		ok, err := sf.When.Eval(r.scope)
+		if err != nil {
+			return r.errorf(field, fmt.Errorf("evaluating when %s: %w", sf.When.Source(), err))
+		}
+		if !ok {
+			if !sf.ClearOnFalse {
+				return nil
+			}
+			var cleared any
+			if sf.ClearsToEmpty {
+				cleared = ""
+			}
+			if err := setPath(out, sf.Path, cleared); err != nil {
+				return r.errorf(field, err)
+			}
+			return nil
+		}
+	}
+	v, ok, err := sf.Value.Eval(r.scope)
+	if err != nil {
+		return r.errorf(field, err)
+	}
+	if !ok {
+		return nil
+	}
+	if err := setPath(out, sf.Path, v); err != nil {
+		return r.errorf(field, err)
+	}
+	return nil
 }
 
 func setPath(m map[string]any, path []string, v any) error {
