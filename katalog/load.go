@@ -200,12 +200,15 @@ func yamlError(path string, err error) Diagnostic {
 	return Diagnostic{Pos: Pos{File: path, Line: line, Col: col}, Message: "YAML syntax error: " + msg}
 }
 
-var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway"}
+var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway", "notes"}
 
 // katalog decodes one Katalog or Komposer document into d.loader's katalog.
 func (d *decoder) katalog(root *yaml.Node, dir string) {
 	k := d.loader.k
 	top := d.mapping(root, "", topKeys, unimplementedTop)
+	if top.has("notes") {
+		d.notes(k, top["notes"].value)
+	}
 	apiVersion := d.str(top["apiVersion"].value, "apiVersion")
 	switch {
 	case !top.has("apiVersion"):

@@ -39,7 +39,6 @@ var upstreamKeys = map[string]upstreamKey{
 	"ignoreObservedGeneration": {warn: true, why: "this runtime writes status.observedGeneration only where the status schema has it"},
 
 	"setup": {warn: true, why: "files upstream applies only when it runs outside a cluster (dev mode); apply them with kubectl first, or list sample objects under crFiles"},
-	"notes": {warn: true, why: "user-defined template functions; a template that calls one is an error of its own"},
 
 	// Not implemented yet; each is an error because dropping it changes what
 	// reaches the cluster.

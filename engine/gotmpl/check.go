@@ -387,7 +387,11 @@ func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 		return nil
 	case !ok:
 		msg := fmt.Sprintf("unknown function %q", name)
-		if d := katalog.DidYouMean(name, FuncNames()); d != "" {
+		known := FuncNames()
+		for n := range c.b.notes {
+			known = append(known, n)
+		}
+		if d := katalog.DidYouMean(name, known); d != "" {
 			msg += d
 		} else {
 			msg += ": the legacy adapter knows only the functions listed in its README section; write this value in CEL (${…}) to do more"

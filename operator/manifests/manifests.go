@@ -212,8 +212,7 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 	// certificate mode patches the CA bundle into the CRDs converting
 	// through the webhook, a subset of those. list and watch name the CRDs
 	// with a field selector.
-	rules = append(rules, StorageMigrationRules(plan)...)
-	sortRules(rules)
+	rules = mergeRules(append(rules, StorageMigrationRules(plan)...))
 	clusterName := ns + ":" + opts.Name
 	in.add(FileRBAC, &corev1.ServiceAccount{
 		TypeMeta:   typeMeta("v1", "ServiceAccount"),

@@ -118,9 +118,8 @@ func (g *grants) rules(ns string) []rbacv1.PolicyRule {
 //     headless, a Secret's type);
 //   - the CRDs' custom resources: get, list, watch; patch for the entries
 //     that reconcile (finalizers, the Jobs annotation, status without a
-//     subresource) and for the storage migration (list and patch, every
-//     CRD), patch on /status, update on /finalizers (owner references that
-//     block deletion);
+//     subresource), patch on /status, update on /finalizers (owner
+//     references that block deletion);
 //   - get on the Secret or ConfigMap a copy reads, by name when its name is
 //     a literal (in a Role of fromNamespace when that is a literal too);
 //   - events (core and events.k8s.io): create and patch.
@@ -141,11 +140,6 @@ func Rules(plan *engine.Plan) *Access {
 	}
 	for _, e := range plan.Entries {
 		gr := e.GVR.GroupResource()
-		// The storage migration rewrites every katalog CRD's objects
-		// (an unchanged patch), whether its entries are enabled or not.
-		if e.Source.CRD != nil && e.Source.CRD.Origin != katalog.BuiltIn {
-			crs.add(nil, gr, "list", "patch")
-		}
 		if !e.Enabled {
 			continue
 		}
