@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -133,7 +134,12 @@ func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, 
 		d.errorf(item, path, "an import needs `motif:` (the path of a Motif file)")
 		return nil, nil
 	}
-	file := resolvePath(d.dirOf(o["motif"].value, ""), d.str(o["motif"].value, path+".motif"))
+	ref := d.str(o["motif"].value, path+".motif")
+	if scheme, _, remote := strings.Cut(ref, "://"); remote {
+		d.errorf(o["motif"].value, path+".motif", "remote motifs (%s://) are not fetched by this runtime, which reads local files only; vendor the motif into your repository and import it by path", scheme)
+		return nil, nil
+	}
+	file := resolvePath(d.dirOf(o["motif"].value, ""), ref)
 	var root *yaml.Node
 	for _, doc := range d.loader.parse(file, o["motif"].value, d.fileOf(o["motif"].value)) {
 		if r := resolve(doc); r != nil && !isNull(r) {
@@ -211,7 +217,7 @@ func (d *decoder) specImports(n *yaml.Node, dir string) {
 			md.errorf(f.key, "resources", "a motif imported under spec.imports applies to no entry; import it under the entry's operatorBox.imports")
 		}
 		if f, ok := mo["notes"]; ok {
-			md.notes(d.loader.k, f.value)
+			md.notes(d.loader.k, f.value, false)
 		}
 	}
 }

@@ -75,7 +75,13 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		d.motifImports(e.Box, f.value, "imports")
 	}
 	if o.has("conversion") {
-		e.Conversion = d.conversion(o["conversion"].value)
+		// A block with neither paths nor storageVersion (upstream's
+		// `participant: true` on the other versions' entries) only says the
+		// entry takes part in the CRD's conversion, which another entry
+		// declares: it is not a second conversion block.
+		if c := d.conversion(o["conversion"].value); len(c.Paths) > 0 || c.StorageVersion != "" {
+			e.Conversion = c
+		}
 	}
 	k.CRDs = append(k.CRDs, e)
 }

@@ -206,9 +206,6 @@ var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sou
 func (d *decoder) katalog(root *yaml.Node, dir string) {
 	k := d.loader.k
 	top := d.mapping(root, "", topKeys, unimplementedTop)
-	if top.has("notes") {
-		d.notes(k, top["notes"].value)
-	}
 	apiVersion := d.str(top["apiVersion"].value, "apiVersion")
 	switch {
 	case !top.has("apiVersion"):
@@ -232,6 +229,10 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 		d.gateway(f.value)
 	}
 	sources := d.sources(top, dir)
+	if top.has("notes") {
+		// After the imports: a composing document's notes override theirs.
+		d.notes(k, top["notes"].value, sources)
+	}
 	if !top.has("spec") {
 		if sources {
 			return

@@ -3,6 +3,7 @@ package katalog
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 )
@@ -10,8 +11,12 @@ import (
 var noteNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // notes decodes the top-level `notes:` of the original format: a list of
-// {name, description, expression}, or {functions: [that list]}.
-func (d *decoder) notes(k *Katalog, n *yaml.Node) {
+// {name, description, expression}, or {functions: [that list]}. A note named
+// like an imported one replaces it when overriding (the document imports
+// others: a Komposer's own notes win, as upstream documents in
+// examples/intermediate/09-notes/04-komposer), as does a later imported
+// file's; two of one file are an error.
+func (d *decoder) notes(k *Katalog, n *yaml.Node, overriding bool) {
 	n = resolve(n)
 	if n == nil || isNull(n) {
 		return
@@ -45,10 +50,12 @@ func (d *decoder) notes(k *Katalog, n *yaml.Node) {
 			d.errorf(item, ipath, "the note %s needs expression: (a template such as \"{{ .metadata.name }}.svc\")", note.Name)
 			continue
 		}
-		for _, prev := range k.Notes {
-			if prev.Name == note.Name {
+		if i := slices.IndexFunc(k.Notes, func(p *Note) bool { return p.Name == note.Name }); i >= 0 {
+			prev := k.Notes[i]
+			if prev.Pos.File == d.file || !overriding && len(d.loader.stack) == 0 {
 				d.errorf(o["name"].value, ipath+".name", "a second note named %s; the first is at %s", note.Name, prev.Pos)
 			}
+			k.Notes = slices.Delete(k.Notes, i, i+1)
 		}
 		note.Expression = d.value(o["expression"].value, ipath+".expression")
 		if note.Expression.Kind != StringValue {
