@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -290,7 +291,61 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	if status.value != nil {
 		box.Status = d.status(status.value, spath)
 	}
+	d.onDeleteNames(box, path)
 	return box
+}
+
+// onDeleteNames handles onDelete declarations that only name an object,
+// which upstream deletes when the custom resource is deleted
+// (iAlexeze/orkestra examples/use-cases/temporal/01-business-hours). A
+// child the entry declares under the same name is deleted anyway, by
+// garbage collection through its owner reference: a warning, and the
+// declaration is dropped. Any other object would stay: an error.
+func (d *decoder) onDeleteNames(box *OperatorBox, path string) {
+	del := box.Hooks[OnDelete]
+	if del == nil {
+		return
+	}
+	keep := del.Resources[:0]
+	for _, r := range del.Resources {
+		if !r.nameOnly {
+			keep = append(keep, r)
+			continue
+		}
+		field := path + "." + r.FieldPath()
+		if declaresChild(box, r.Kind, r.Fields.Get("name").Str) {
+			d.warnf(r.Fields.Node, field, "only names a child the entry declares; children are deleted with their custom resource (garbage collection through owner references), so this changes nothing; remove it")
+			continue
+		}
+		d.errorf(r.Fields.Node, field, "only names an object (%s) that the entry does not declare: upstream deletes that object when the custom resource is deleted, but this runtime deletes only its own children; declare it under onCreate or onReconcile with this name, or delete it from an onDelete Job", r.Kind)
+	}
+	del.Resources = keep
+}
+
+// declaresChild reports a child of kind named name (as written) in onCreate
+// or onReconcile.
+func declaresChild(box *OperatorBox, kind, name string) bool {
+	for _, h := range []string{OnCreate, OnReconcile} {
+		if box.Hooks[h] == nil {
+			continue
+		}
+		for _, c := range box.Hooks[h].Resources {
+			if n := c.Fields.Get("name"); c.Kind == kind && n != nil && n.Str == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// onlyKeys reports a mapping whose keys are all among keys.
+func onlyKeys(n *yaml.Node, keys ...string) bool {
+	for i := 0; i < len(n.Content); i += 2 {
+		if !slices.Contains(keys, n.Content[i].Value) {
+			return false
+		}
+	}
+	return true
 }
 
 // reconcilerDefault decodes `default:`, which upstream uses to pick its
@@ -428,6 +483,10 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 		d.errorf(n, path+".rotateAfter", "rotateAfter needs once: true (only generated secrets rotate)")
 	}
 	d.checkCopy(r, path)
+	if r.nameOnly = hook == OnDelete && onlyKeys(n, "name", "namespace") && r.Fields.Get("name") != nil; r.nameOnly {
+		// Upstream deletes the named object; onDeleteNames decides.
+		return r
+	}
 	for _, req := range spec.Required {
 		if r.Fields.Get(req) == nil {
 			d.errorf(n, path, "%s needs %q", kind, req)

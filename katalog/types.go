@@ -286,6 +286,9 @@ type Resource struct {
 	// katalog declares for its kind (nil: the API server's discovery says).
 	Namespaced    *bool
 	NamespacedPos Pos
+
+	// nameOnly: an onDelete declaration of only a name (see onDeleteNames).
+	nameOnly bool
 }
 
 // ForEach is a declaration's forEach: the field iterated and the name of
