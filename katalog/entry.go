@@ -679,17 +679,20 @@ func (d *decoder) operand(n *yaml.Node, path string) string {
 }
 
 func (d *decoder) status(n *yaml.Node, path string) *Status {
-	o := d.mapping(n, path, []string{"fields"}, []string{"conditions", "children"})
+	o := d.mapping(n, path, []string{"fields", "include"}, []string{"conditions", "children"})
 	s := &Status{Pos: d.pos(resolve(n))}
-	list := resolve(o["fields"].value)
-	if list == nil || isNull(list) {
-		return s
+	var items []*yaml.Node
+	if f, ok := o["include"]; ok {
+		items = d.includedFields(f.value, path+".include")
 	}
-	if list.Kind != yaml.SequenceNode {
-		d.errorf(list, path+".fields", "must be a list of `- path: … / value: …` entries")
-		return s
+	if list := resolve(o["fields"].value); list != nil && !isNull(list) {
+		if list.Kind != yaml.SequenceNode {
+			d.errorf(list, path+".fields", "must be a list of `- path: … / value: …` entries")
+			return s
+		}
+		items = append(items, list.Content...)
 	}
-	for i, item := range list.Content {
+	for i, item := range items {
 		ipath := fmt.Sprintf("%s.fields[%d]", path, i)
 		fo := d.mapping(item, ipath, []string{"path", "value", "type", "when", "clearOnFalse"}, nil)
 		f := &StatusField{Pos: d.pos(resolve(item))}
@@ -740,6 +743,34 @@ func (d *decoder) shadowedStatus(fields []*StatusField, path string) {
 			}
 		}
 	}
+}
+
+// includedFields reads the status fields of a fragment file (`include:
+// ./status.yaml`, a document with `fields:`), which come before the block's
+// own (orkspace/orkestra examples/intermediate/08-state-machine).
+func (d *decoder) includedFields(n *yaml.Node, path string) []*yaml.Node {
+	file := resolvePath(d.dirOf(n, ""), d.str(n, path))
+	if file == "" {
+		return nil
+	}
+	for _, doc := range d.loader.parse(file, n, d.fileOf(n)) {
+		root := resolve(doc)
+		if root == nil || isNull(root) {
+			continue
+		}
+		fd := d.loader.decoder(file)
+		fd.entry, fd.owner = d.entry, d.owner
+		var list *yaml.Node
+		if root.Kind == yaml.MappingNode {
+			list = resolve(fd.mapping(root, "", []string{"fields"}, nil)["fields"].value)
+		}
+		if list == nil || list.Kind != yaml.SequenceNode {
+			fd.errorf(root, "fields", "a status fragment needs `fields:`, a list of `- path: … / value: …` entries")
+			return nil
+		}
+		return list.Content
+	}
+	return nil
 }
 
 // statusTypes are the original's spellings of a status field's type

@@ -226,3 +226,28 @@ func TestOnDeleteNameOnly(t *testing.T) {
 		t.Fatalf("want\n  %s\ngot\n  %s", want, got)
 	}
 }
+
+// `include:` reads a status block's fields from a fragment file, before the
+// block's own (orkspace/orkestra examples/intermediate/08-state-machine
+// include-katalog.yaml).
+func TestStatusInclude(t *testing.T) {
+	body := "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n      operatorBox:\n        emit:\n          status:\n            include: ./include/%s\n            fields:\n              - {path: endpoint, value: x}\n"
+	dir := writeFiles(t, map[string]string{
+		"k.yaml":              header2 + fmt.Sprintf(body, "status.yaml"),
+		"bad.yaml":            header2 + fmt.Sprintf(body, "broken.yaml"),
+		"include/status.yaml": "fields:\n  - path: phase\n    value: Ready\n",
+		"include/broken.yaml": "- path: phase\n",
+	})
+	k, diags := Load(filepath.Join(dir, "k.yaml"))
+	if diags.HasErrors() {
+		t.Fatal(diagLines(dir, diags))
+	}
+	fields := k.CRDs[0].Box.Status.Fields
+	if len(fields) != 2 || fields[0].Path != "phase" || fields[1].Path != "endpoint" || !strings.HasSuffix(fields[0].Pos.File, "include/status.yaml") || fields[0].Pos.Line != 2 {
+		t.Fatalf("fields %+v %+v", fields[0], fields[len(fields)-1])
+	}
+	_, diags = Load(filepath.Join(dir, "bad.yaml"))
+	if want := "include/broken.yaml:1:1: [site] fields: a status fragment needs `fields:`"; !strings.HasPrefix(diagLines(dir, diags.Errors()), want) {
+		t.Fatalf("want %s…, got\n%s", want, diagLines(dir, diags.Errors()))
+	}
+}
