@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/orkspace/orkestra-cel/engine/conversion"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // Annotations the apiserver checks write.
@@ -753,7 +754,7 @@ func (vr *versionRun) scaleCheck(ctx context.Context, c *checker, name string) {
 		m, _ := cur.(map[string]any)
 		cur = m[k]
 	}
-	if n, ok := number(cur); ok {
+	if n, ok := jsonval.Number(cur); ok {
 		want = int64(n)
 	}
 	got, _, _ := unstructured.NestedInt64(sc.Object, "spec", "replicas")

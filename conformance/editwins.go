@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // maxEditsPerObject bounds the edits tried on one converted object.
@@ -93,7 +95,7 @@ func editKeys(ob, donor map[string]any) []string {
 	ds, _ := donor["spec"].(map[string]any)
 	var keys []string
 	for k, v := range os {
-		if w, ok := ds[k]; !ok || !jsonEqual(v, w) {
+		if w, ok := ds[k]; !ok || !jsonval.Equal(v, w) {
 			keys = append(keys, k)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // StashAnnotation holds, per version, what a conversion could not carry —
@@ -223,7 +224,7 @@ func (c *Converter) redundant(conv *engine.Conversion, obj map[string]any, at, v
 		restored[k] = x
 	}
 	c.restore(restored, e, last, lastSrc)
-	return equal(restored, res)
+	return jsonval.Equal(restored, res)
 }
 
 // route applies the paths from → to on obj and returns the result, the last

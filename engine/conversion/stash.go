@@ -8,6 +8,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // stashEntry is what one version lost: values to set back and paths to
@@ -157,7 +158,7 @@ func explicitlyEmpty(set map[string]any, key string) bool {
 func (g *guard) holds(src map[string]any) bool {
 	for _, in := range g.Read {
 		v, ok := lookup(src, in.Path)
-		if ok != in.Present || (ok && !equal(v, in.Value)) {
+		if ok != in.Present || (ok && !jsonval.Equal(v, in.Value)) {
 			return false
 		}
 	}

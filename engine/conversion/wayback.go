@@ -2,7 +2,6 @@ package conversion
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // wayBack computes what converting `converted` back to `from` would not
@@ -218,63 +218,9 @@ func diffValue(d *stashEntry, path []string, a, b any, hasA, hasB bool) {
 		}
 		return
 	}
-	if !equal(a, b) {
+	if !jsonval.Equal(a, b) {
 		d.set(path, a)
 	}
-}
-
-// equal compares JSON values, treating int64 and whole float64 alike.
-func equal(a, b any) bool {
-	switch x := a.(type) {
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case int64:
-		switch y := b.(type) {
-		case int64:
-			return x == y
-		case float64:
-			return float64(x) == y
-		}
-		return false
-	case float64:
-		switch y := b.(type) {
-		case float64:
-			return x == y
-		case int64:
-			return x == float64(y)
-		}
-		return false
-	case nil:
-		return b == nil
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !equal(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
 }
 
 // settle does to an object what the API server does before it stores or

@@ -3,6 +3,8 @@ package render
 import (
 	"encoding/json"
 	"reflect"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // Comparison helpers of the drift rules. Sub-objects written in full
@@ -110,27 +112,7 @@ func subsetPlain(want, got any) bool {
 		}
 		return true
 	}
-	return numEq(want, got) || reflect.DeepEqual(want, got)
-}
-
-func numEq(a, b any) bool {
-	fa, ok1 := toFloat(a)
-	fb, ok2 := toFloat(b)
-	return ok1 && ok2 && fa == fb
-}
-
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
+	return jsonval.Equal(want, got)
 }
 
 func subsetMap(want, got map[string]string) bool {
