@@ -133,6 +133,9 @@ type versionRun struct {
 	tag   string
 	write *checker
 	reads map[string]*checker // by version read at (v itself: write)
+	// meta checks labels and annotations; status and scale their
+	// subresources (nil where v does not serve them).
+	meta, status, scale *checker
 	// stored holds, by resourceVersion, the object as stored, for watch
 	// events.
 	stored map[string]map[string]any
@@ -214,38 +217,10 @@ func (a *apiRun) round(ctx context.Context, ci *crdInfo, round int, tag string) 
 }
 
 // versionChecks writes objects through version v with every verb and reads
-// them back at every version.
+// them back at every version: one step per verb.
 func (a *apiRun) versionChecks(ctx context.Context, ci *crdInfo, round int, tag, v string) {
-	vr := &versionRun{apiRun: a, ci: ci, v: v, tag: tag, reads: map[string]*checker{}, stored: map[string]map[string]any{}}
-	vr.write = a.begin(GroupAPIServer, fmt.Sprintf("%s write via %s %s", ci.name, v, tag))
-	for _, b := range ci.versions {
-		if b != v {
-			vr.reads[b] = a.begin(GroupAPIServer, fmt.Sprintf("%s read %s→%s %s", ci.name, v, b, tag))
-		}
-	}
-	meta := a.begin(GroupAPIServer, fmt.Sprintf("%s labels/annotations via %s %s", ci.name, v, tag))
-	var status, scale *checker
-	if ci.statusSub(v) {
-		status = a.begin(GroupAPIServer, fmt.Sprintf("%s status via %s %s", ci.name, v, tag))
-	}
-	if _, ok := ci.scaleSpecPath(v); ok {
-		scale = a.begin(GroupAPIServer, fmt.Sprintf("%s scale via %s %s", ci.name, v, tag))
-	}
-	defer func() {
-		a.end(vr.write)
-		for _, b := range ci.versions {
-			if b != v {
-				a.end(vr.reads[b])
-			}
-		}
-		a.end(meta)
-		if status != nil {
-			a.end(status)
-		}
-		if scale != nil {
-			a.end(scale)
-		}
-	}()
+	vr := a.beginVersion(ci, tag, v)
+	defer vr.endChecks()
 
 	group := fmt.Sprintf("r%d-%s", round, v)
 	sel := LabelGroup + "=" + group
@@ -257,18 +232,93 @@ func (a *apiRun) versionChecks(ctx context.Context, ci *crdInfo, round int, tag,
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 
-	// Watches at every version, before anything is written.
-	watchers := map[string]*watcher{}
+	watchers := vr.openWatches(ctx, sel)
+	names := vr.createStep(ctx, objs)
+	if len(names) == 0 {
+		for _, w := range watchers {
+			w.w.Stop()
+		}
+		return
+	}
+	a.listCheck(ctx, vr, sel, names)
+	first := names[0]
+	vr.updateStep(ctx, first, specOf(objs, 1))
+	vr.patchStep(ctx, first, specOf(objs, 2))
+	vr.metadataStep(ctx, first)
+	if vr.status != nil {
+		vr.statusCheck(ctx, vr.status, first)
+	}
+	if vr.scale != nil {
+		vr.scaleCheck(ctx, vr.scale, first)
+	}
+	vr.deleteStep(ctx, first)
+	// Watch events at every version: converted, and as stored.
 	for _, b := range ci.versions {
-		w, err := a.res(ci, b).Watch(ctx, metav1.ListOptions{LabelSelector: sel})
+		if w := watchers[b]; w != nil {
+			vr.watchCheck(ctx, w, b, first, len(names))
+		}
+	}
+	vr.deleteCollectionStep(ctx, sel)
+	vr.write.Note = fmt.Sprintf("%d objects: create, get, list, watch, update, patch, delete, deletecollection", len(objs))
+	for b, c := range vr.reads {
+		c.Note = fmt.Sprintf("%d objects written via %s read via %s: get, list, watch", len(objs), v, b)
+	}
+}
+
+// beginVersion starts the checks of one version's run: writes, reads at
+// every other version, metadata, and status and scale where served.
+func (a *apiRun) beginVersion(ci *crdInfo, tag, v string) *versionRun {
+	vr := &versionRun{apiRun: a, ci: ci, v: v, tag: tag, reads: map[string]*checker{}, stored: map[string]map[string]any{}}
+	vr.write = a.begin(GroupAPIServer, fmt.Sprintf("%s write via %s %s", ci.name, v, tag))
+	for _, b := range ci.versions {
+		if b != v {
+			vr.reads[b] = a.begin(GroupAPIServer, fmt.Sprintf("%s read %s→%s %s", ci.name, v, b, tag))
+		}
+	}
+	vr.meta = a.begin(GroupAPIServer, fmt.Sprintf("%s labels/annotations via %s %s", ci.name, v, tag))
+	if ci.statusSub(v) {
+		vr.status = a.begin(GroupAPIServer, fmt.Sprintf("%s status via %s %s", ci.name, v, tag))
+	}
+	if _, ok := ci.scaleSpecPath(v); ok {
+		vr.scale = a.begin(GroupAPIServer, fmt.Sprintf("%s scale via %s %s", ci.name, v, tag))
+	}
+	return vr
+}
+
+// endChecks ends every check beginVersion started.
+func (vr *versionRun) endChecks() {
+	vr.end(vr.write)
+	for _, b := range vr.ci.versions {
+		if b != vr.v {
+			vr.end(vr.reads[b])
+		}
+	}
+	vr.end(vr.meta)
+	for _, c := range []*checker{vr.status, vr.scale} {
+		if c != nil {
+			vr.end(c)
+		}
+	}
+}
+
+// openWatches watches sel at every version, before anything is written.
+func (vr *versionRun) openWatches(ctx context.Context, sel string) map[string]*watcher {
+	watchers := map[string]*watcher{}
+	for _, b := range vr.ci.versions {
+		w, err := vr.res(vr.ci, b).Watch(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			vr.readCheck(b).failf("WATCH at %s: %v", b, err)
 			continue
 		}
 		watchers[b] = newWatcher(w)
 	}
+	return watchers
+}
 
-	// create, then get at the storage version and every other version.
+// createStep creates objs through v and checks each response, its read
+// back through v and what is stored; it returns the names created, sorted.
+func (vr *versionRun) createStep(ctx context.Context, objs []map[string]any) []string {
+	a, ci, v := vr.apiRun, vr.ci, vr.v
 	var names []string
 	for _, o := range objs {
 		name := nestedString(o, "metadata", "name")
@@ -311,91 +361,93 @@ func (a *apiRun) versionChecks(ctx context.Context, ci *crdInfo, round int, tag,
 		}
 		vr.expectStored(ctx, "CREATE via "+v, name, o, want)
 	}
-	if len(names) == 0 {
-		for _, w := range watchers {
-			w.w.Stop()
+	sort.Strings(names)
+	return names
+}
+
+// specOf returns the spec of the i-th object, or of the next one that has a
+// spec (nil when none has).
+func specOf(objs []map[string]any, i int) any {
+	for k := range objs {
+		if sp, ok := objs[(i+k)%len(objs)]["spec"]; ok && sp != nil {
+			return sp
 		}
+	}
+	return nil
+}
+
+// updateStep updates name through v with another spec and an annotation.
+func (vr *versionRun) updateStep(ctx context.Context, name string, spec any) {
+	cur, err := vr.res(vr.ci, vr.v).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		vr.write.failf("GET %s at %s: %v", name, vr.v, err)
 		return
 	}
-	sort.Strings(names)
-
-	// LIST at every version.
-	a.listCheck(ctx, vr, sel, names)
-
-	first := names[0]
-	// specOf returns the spec of the i-th object, or of the next one that
-	// has a spec (nil when none has).
-	specOf := func(i int) any {
-		for k := range objs {
-			if sp, ok := objs[(i+k)%len(objs)]["spec"]; ok && sp != nil {
-				return sp
-			}
-		}
-		return nil
+	upd := deepCopyMap(cur.Object)
+	setSpec(upd, spec)
+	setNested(upd, vr.v, "metadata", "annotations", AnnotationUpdated)
+	got, err := vr.res(vr.ci, vr.v).Update(ctx, u(upd), metav1.UpdateOptions{FieldValidation: "Strict"})
+	if err != nil {
+		vr.write.fail(Failure{Object: upd, Message: fmt.Sprintf("UPDATE %s via %s: %v", name, vr.v, err)})
+		return
 	}
+	vr.afterWrite(ctx, "UPDATE via "+vr.v, name, upd, got.Object, cur.Object)
+}
 
-	// UPDATE through v: another object's spec and an annotation.
-	if cur, err := a.res(ci, v).Get(ctx, first, metav1.GetOptions{}); err != nil {
-		vr.write.failf("GET %s at %s: %v", first, v, err)
+// patchStep patches name through v: a JSON patch replacing spec, then a
+// merge patch of labels and annotations.
+func (vr *versionRun) patchStep(ctx context.Context, name string, spec any) {
+	a, ci, v := vr.apiRun, vr.ci, vr.v
+	cur, err := a.res(ci, v).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		vr.write.failf("GET %s at %s: %v", name, v, err)
+		return
+	}
+	ops := []map[string]any{}
+	_, hasSpec := cur.Object["spec"]
+	switch {
+	case spec != nil && hasSpec:
+		ops = append(ops, map[string]any{"op": "replace", "path": "/spec", "value": spec})
+	case spec != nil:
+		ops = append(ops, map[string]any{"op": "add", "path": "/spec", "value": spec})
+	case hasSpec:
+		ops = append(ops, map[string]any{"op": "remove", "path": "/spec"})
+	}
+	jp, _ := json.Marshal(ops)
+	patched := deepCopyMap(cur.Object)
+	setSpec(patched, spec)
+	got, err := a.res(ci, v).Patch(ctx, name, types.JSONPatchType, jp, metav1.PatchOptions{FieldValidation: "Strict"})
+	if err != nil {
+		vr.write.fail(Failure{Object: patched, Message: fmt.Sprintf("PATCH (json) %s via %s: %v", name, v, err)})
 	} else {
-		upd := deepCopyMap(cur.Object)
-		setSpec(upd, specOf(1))
-		setNested(upd, v, "metadata", "annotations", AnnotationUpdated)
-		got, err := a.res(ci, v).Update(ctx, u(upd), metav1.UpdateOptions{FieldValidation: "Strict"})
-		if err != nil {
-			vr.write.fail(Failure{Object: upd, Message: fmt.Sprintf("UPDATE %s via %s: %v", first, v, err)})
-		} else {
-			vr.afterWrite(ctx, "UPDATE via "+v, first, upd, got.Object, cur.Object)
-		}
+		vr.afterWrite(ctx, "PATCH (json) via "+v, name, patched, got.Object, cur.Object)
 	}
-
-	// PATCH through v: a JSON patch replacing spec, a merge patch of labels
-	// and annotations.
-	if cur, err := a.res(ci, v).Get(ctx, first, metav1.GetOptions{}); err != nil {
-		vr.write.failf("GET %s at %s: %v", first, v, err)
-	} else {
-		spec := specOf(2)
-		ops := []map[string]any{}
-		_, hasSpec := cur.Object["spec"]
-		switch {
-		case spec != nil && hasSpec:
-			ops = append(ops, map[string]any{"op": "replace", "path": "/spec", "value": spec})
-		case spec != nil:
-			ops = append(ops, map[string]any{"op": "add", "path": "/spec", "value": spec})
-		case hasSpec:
-			ops = append(ops, map[string]any{"op": "remove", "path": "/spec"})
-		}
-		jp, _ := json.Marshal(ops)
-		patched := deepCopyMap(cur.Object)
-		setSpec(patched, spec)
-		got, err := a.res(ci, v).Patch(ctx, first, types.JSONPatchType, jp, metav1.PatchOptions{FieldValidation: "Strict"})
-		if err != nil {
-			vr.write.fail(Failure{Object: patched, Message: fmt.Sprintf("PATCH (json) %s via %s: %v", first, v, err)})
-		} else {
-			vr.afterWrite(ctx, "PATCH (json) via "+v, first, patched, got.Object, cur.Object)
-		}
-		if cur, err = a.res(ci, v).Get(ctx, first, metav1.GetOptions{}); err == nil {
-			mp, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-				"labels":      map[string]any{AnnotationPatched: v},
-				"annotations": map[string]any{AnnotationPatched: v},
-			}})
-			patched = deepCopyMap(cur.Object)
-			setNested(patched, v, "metadata", "labels", AnnotationPatched)
-			setNested(patched, v, "metadata", "annotations", AnnotationPatched)
-			got, err := a.res(ci, v).Patch(ctx, first, types.MergePatchType, mp, metav1.PatchOptions{FieldValidation: "Strict"})
-			if err != nil {
-				vr.write.fail(Failure{Object: patched, Message: fmt.Sprintf("PATCH (merge) %s via %s: %v", first, v, err)})
-			} else {
-				vr.afterWrite(ctx, "PATCH (merge) via "+v, first, patched, got.Object, cur.Object)
-			}
-		}
+	if cur, err = a.res(ci, v).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		return
 	}
+	mp, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"labels":      map[string]any{AnnotationPatched: v},
+		"annotations": map[string]any{AnnotationPatched: v},
+	}})
+	patched = deepCopyMap(cur.Object)
+	setNested(patched, v, "metadata", "labels", AnnotationPatched)
+	setNested(patched, v, "metadata", "annotations", AnnotationPatched)
+	got, err = a.res(ci, v).Patch(ctx, name, types.MergePatchType, mp, metav1.PatchOptions{FieldValidation: "Strict"})
+	if err != nil {
+		vr.write.fail(Failure{Object: patched, Message: fmt.Sprintf("PATCH (merge) %s via %s: %v", name, v, err)})
+		return
+	}
+	vr.afterWrite(ctx, "PATCH (merge) via "+v, name, patched, got.Object, cur.Object)
+}
 
-	// Labels and annotations written through v, seen through every version.
-	for _, b := range ci.versions {
-		got, err := a.res(ci, b).Get(ctx, first, metav1.GetOptions{})
+// metadataStep checks that labels and annotations written through v are
+// seen through every version.
+func (vr *versionRun) metadataStep(ctx context.Context, name string) {
+	v, meta := vr.v, vr.meta
+	for _, b := range vr.ci.versions {
+		got, err := vr.res(vr.ci, b).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			meta.failf("GET %s at %s: %v", first, b, err)
+			meta.failf("GET %s at %s: %v", name, b, err)
 			continue
 		}
 		labels, annots := got.GetLabels(), got.GetAnnotations()
@@ -410,55 +462,42 @@ func (a *apiRun) versionChecks(ctx context.Context, ci *crdInfo, round int, tag,
 			meta.pass()
 		}
 	}
-	meta.Note = fmt.Sprintf("written via %s, read via %d versions", v, len(ci.versions))
+	meta.Note = fmt.Sprintf("written via %s, read via %d versions", v, len(vr.ci.versions))
+}
 
-	if status != nil {
-		vr.statusCheck(ctx, status, first)
+// deleteStep deletes name through v: gone at every version.
+func (vr *versionRun) deleteStep(ctx context.Context, name string) {
+	if err := vr.res(vr.ci, vr.v).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		vr.write.failf("DELETE %s via %s: %v", name, vr.v, err)
+		return
 	}
-	if scale != nil {
-		vr.scaleCheck(ctx, scale, first)
-	}
-
-	// DELETE through v: gone at every version.
-	if err := a.res(ci, v).Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
-		vr.write.failf("DELETE %s via %s: %v", first, v, err)
-	} else {
-		for _, b := range ci.versions {
-			_, err := a.res(ci, b).Get(ctx, first, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				vr.readCheck(b).pass()
-			} else {
-				vr.readCheck(b).failf("after DELETE via %s, GET %s at %s: %v (want NotFound)", v, first, b, err)
-			}
+	for _, b := range vr.ci.versions {
+		_, err := vr.res(vr.ci, b).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			vr.readCheck(b).pass()
+		} else {
+			vr.readCheck(b).failf("after DELETE via %s, GET %s at %s: %v (want NotFound)", vr.v, name, b, err)
 		}
 	}
+}
 
-	// Watch events at every version: converted, and as stored.
-	for _, b := range ci.versions {
-		if w := watchers[b]; w != nil {
-			vr.watchCheck(ctx, w, b, first, len(names))
-		}
+// deleteCollectionStep deletes what sel selects through v: nothing left at
+// any version.
+func (vr *versionRun) deleteCollectionStep(ctx context.Context, sel string) {
+	if err := vr.res(vr.ci, vr.v).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}); err != nil {
+		vr.write.failf("DELETECOLLECTION via %s: %v", vr.v, err)
+		return
 	}
-
-	// DELETECOLLECTION through v: nothing left at any version.
-	if err := a.res(ci, v).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}); err != nil {
-		vr.write.failf("DELETECOLLECTION via %s: %v", v, err)
-	} else {
-		for _, b := range ci.versions {
-			l, err := a.res(ci, b).List(ctx, metav1.ListOptions{LabelSelector: sel})
-			switch {
-			case err != nil:
-				vr.readCheck(b).failf("LIST at %s after DELETECOLLECTION: %v", b, err)
-			case len(l.Items) != 0:
-				vr.readCheck(b).failf("LIST at %s after DELETECOLLECTION via %s: %d objects left", b, v, len(l.Items))
-			default:
-				vr.readCheck(b).pass()
-			}
+	for _, b := range vr.ci.versions {
+		l, err := vr.res(vr.ci, b).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		switch {
+		case err != nil:
+			vr.readCheck(b).failf("LIST at %s after DELETECOLLECTION: %v", b, err)
+		case len(l.Items) != 0:
+			vr.readCheck(b).failf("LIST at %s after DELETECOLLECTION via %s: %d objects left", b, vr.v, len(l.Items))
+		default:
+			vr.readCheck(b).pass()
 		}
-	}
-	vr.write.Note = fmt.Sprintf("%d objects: create, get, list, watch, update, patch, delete, deletecollection", len(objs))
-	for b, c := range vr.reads {
-		c.Note = fmt.Sprintf("%d objects written via %s read via %s: get, list, watch", len(objs), v, b)
 	}
 }
 
