@@ -255,7 +255,7 @@ func cronToMap(s string) (map[string]string, error) {
 	out := make(map[string]string, 5)
 	for i, f := range fields {
 		if err := checkCronField(f); err != nil {
-			return nil, fmt.Errorf("cronToMap(%q): %s field %q: %v", s, cronKeys[i], f, err)
+			return nil, fmt.Errorf("cronToMap(%q): %s field %q: %w", s, cronKeys[i], f, err)
 		}
 		out[cronKeys[i]] = f
 	}
@@ -316,7 +316,7 @@ func cronFromMap(m traits.Mapper) (string, error) {
 			return "", fmt.Errorf("cronFromMap: %s %q contains whitespace", key, s)
 		}
 		if err := checkCronField(s); err != nil {
-			return "", fmt.Errorf("cronFromMap: %s %q: %v", key, s, err)
+			return "", fmt.Errorf("cronFromMap: %s %q: %w", key, s, err)
 		}
 		fields[key] = s
 	}

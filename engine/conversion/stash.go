@@ -283,13 +283,13 @@ func readStash(obj map[string]any) (map[string]*stashEntry, error) {
 	// Numbers decode as the API server decodes objects (int64 or float64),
 	// so restored values compare equal to the originals.
 	if err := utiljson.Unmarshal([]byte(raw), &wire); err != nil {
-		return nil, fmt.Errorf("annotation %s is not valid JSON (%v); remove it or restore it from the object's history", StashAnnotation, err)
+		return nil, fmt.Errorf("annotation %s is not valid JSON (%w); remove it or restore it from the object's history", StashAnnotation, err)
 	}
 	out := make(map[string]*stashEntry, len(wire))
 	for v, w := range wire {
 		e, err := w.entry()
 		if err != nil {
-			return nil, fmt.Errorf("annotation %s: entry %q %v; remove the annotation or restore it from the object's history", StashAnnotation, v, err)
+			return nil, fmt.Errorf("annotation %s: entry %q %w; remove the annotation or restore it from the object's history", StashAnnotation, v, err)
 		}
 		out[v] = e
 	}
@@ -319,7 +319,7 @@ func writeStash(obj map[string]any, stash map[string]*stashEntry, limit int) err
 	}
 	raw, err := encodeStash(stash)
 	if err != nil {
-		return fmt.Errorf("encoding the round-trip annotation: %v", err)
+		return fmt.Errorf("encoding the round-trip annotation: %w", err)
 	}
 	if len(raw) > limit {
 		return fmt.Errorf("what the other versions cannot hold needs %d bytes in annotation %s, over the %d-byte limit (%s); add the fields to the target schema or map them in the path", len(raw), StashAnnotation, limit, stashSummary(stash))

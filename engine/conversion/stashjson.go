@@ -138,7 +138,7 @@ func (w *wireEntry) entry() (*stashEntry, error) {
 		for _, r := range g.Read {
 			in, err := wireInput(r)
 			if err != nil {
-				return nil, fmt.Errorf("has a malformed guard at %s: %v", strings.Join(g.At, "."), err)
+				return nil, fmt.Errorf("has a malformed guard at %s: %w", strings.Join(g.At, "."), err)
 			}
 			out.Read = append(out.Read, in)
 		}

@@ -64,7 +64,7 @@ func clockCond(c *katalog.Condition) (*goCond, error) {
 	default:
 		s, err := notes.ParseSchedule(c.Cron)
 		if err != nil {
-			return nil, fmt.Errorf("cron %q does not parse (%v); the original engine treated the condition as always false", c.Cron, err)
+			return nil, fmt.Errorf("cron %q does not parse (%w); the original engine treated the condition as always false", c.Cron, err)
 		}
 		dur := c.Duration
 		g.clock = func(now time.Time) bool { return notes.CronWindowOpen(now, s, dur) }

@@ -107,7 +107,7 @@ func unrepresentableBound(s *structuralschema.Structural, typeName string) error
 
 func (g *generator) integer(s *structuralschema.Structural, l loc) (int64, error) {
 	if err := unrepresentableBound(s, "integer"); err != nil {
-		return 0, fmt.Errorf("%s: %v", l, err)
+		return 0, fmt.Errorf("%s: %w", l, err)
 	}
 	lo, hi, hasLo, hasHi := integerBounds(s)
 	if lo > hi {
@@ -157,7 +157,7 @@ func (g *generator) int64Between(lo, hi int64) int64 {
 
 func (g *generator) number(s *structuralschema.Structural, l loc) (any, error) {
 	if err := unrepresentableBound(s, "number"); err != nil {
-		return nil, fmt.Errorf("%s: %v", l, err)
+		return nil, fmt.Errorf("%s: %w", l, err)
 	}
 	vv := s.ValueValidation
 	lo, hi := -1000.0, 1000.0
@@ -256,7 +256,7 @@ func (g *generator) str(s *structuralschema.Structural, l loc) (string, error) {
 	if pattern != "" {
 		p, err := g.env.pattern(pattern)
 		if err != nil {
-			return "", fmt.Errorf("%s: %v", l, err)
+			return "", fmt.Errorf("%s: %w", l, err)
 		}
 		re = p.ast
 	}

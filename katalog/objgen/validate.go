@@ -344,7 +344,7 @@ func (e *env) pattern(p string) (*compiledPattern, error) {
 		}
 	}
 	if c.err != nil {
-		c.err = fmt.Errorf("invalid pattern %q: %v", p, c.err)
+		c.err = fmt.Errorf("invalid pattern %q: %w", p, c.err)
 	}
 	e.patterns[p] = c
 	return c, c.err

@@ -304,7 +304,7 @@ func jsonValue(v any) (any, error) {
 	// Anything else: through JSON.
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("a %T cannot be written to an object: %v", v, err)
+		return nil, fmt.Errorf("a %T cannot be written to an object: %w", v, err)
 	}
 	var out any
 	if err := utiljson.Unmarshal(b, &out); err != nil {

@@ -449,21 +449,21 @@ func readObjects(path string) ([]map[string]any, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
 		j, err := sigsyaml.YAMLToJSON(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s (document %d): %v", path, doc, err)
+			return nil, fmt.Errorf("%s (document %d): %w", path, doc, err)
 		}
 		if strings.TrimSpace(string(j)) == "null" {
 			continue
 		}
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(j); err != nil {
-			return nil, fmt.Errorf("%s (document %d): %v", path, doc, err)
+			return nil, fmt.Errorf("%s (document %d): %w", path, doc, err)
 		}
 		out = append(out, u.Object)
 	}

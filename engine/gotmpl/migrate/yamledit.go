@@ -121,7 +121,7 @@ func (m *migration) rewrite() error {
 			applyToNode(e.item)
 		}
 		if err := m.sameAsEdited(path, out); err != nil {
-			return fmt.Errorf("internal: rewriting %s in place went wrong (%v); nothing was written", path, err)
+			return fmt.Errorf("internal: rewriting %s in place went wrong (%w); nothing was written", path, err)
 		}
 		f.Migrated = out
 	}
