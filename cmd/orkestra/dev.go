@@ -180,7 +180,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 		}
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	s.webhookURL = "https://" + addr + "/convert"
+	s.webhookURL = "https://" + addr + webhook.ConvertPath
 	caPEM, certPEM, keyPEM, err := certs.NewSelfSigned([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, 30*24*time.Hour)
 	if err != nil {
 		return err

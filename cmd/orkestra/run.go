@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
@@ -22,12 +21,10 @@ import (
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/lifecycle/storage"
 	"github.com/orkspace/orkestra-cel/operator"
+	"github.com/orkspace/orkestra-cel/operator/manifests"
 	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
-
-// inClusterNamespaceFile holds the pod's namespace when running in a cluster.
-const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // runFlags are `orkestra run`'s own flags.
 type runFlags struct {
@@ -150,30 +147,12 @@ func (rf *runFlags) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// leaseName is the default leader election ID: orkestra-<katalog name>.
-func leaseName(plan *engine.Plan) string {
-	name := strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(plan.Katalog.Name), "-"), "-")
-	if name == "" {
-		return "orkestra"
-	}
-	return truncateName("orkestra-"+name, 63)
-}
-
-func truncateName(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.TrimRight(s[:n], "-")
-}
-
 func (rf *runFlags) leaseNamespace() string {
 	if rf.leaderElectionNamespace != "" {
 		return rf.leaderElectionNamespace
 	}
-	if b, err := os.ReadFile(inClusterNamespaceFile); err == nil && strings.TrimSpace(string(b)) != "" {
-		return strings.TrimSpace(string(b))
+	if ns := certs.InClusterNamespace(); ns != "" {
+		return ns
 	}
 	if rf.namespace != "" {
 		return rf.namespace
@@ -186,7 +165,7 @@ func (rf *runFlags) leaseNamespace() string {
 func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, serving webhook.Config, rf runFlags, log logr.Logger) error {
 	id := rf.leaderElectionID
 	if id == "" {
-		id = leaseName(plan)
+		id = manifests.LeaseName(plan)
 	}
 	mgr, err := operator.NewManager(cfg, plan, operator.ManagerOptions{
 		Namespace:                    rf.namespace,

@@ -36,6 +36,7 @@ import (
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
+	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
 
@@ -60,8 +61,6 @@ const (
 	// ServicePort is the webhook Service's HTTPS port (the API server
 	// calls it).
 	ServicePort = 443
-	// ConvertPath is the path of the conversion webhook.
-	ConvertPath = "/convert"
 	// UID and GID the container runs as (distroless nonroot).
 	NonRootID = 65532
 )
@@ -366,7 +365,7 @@ func (in *Install) crds(plan *engine.Plan) []*apiextensionsv1.CustomResourceDefi
 		cc := apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
 			Namespace: in.Options.Namespace,
 			Name:      in.ServiceName,
-			Path:      ptr.To(ConvertPath),
+			Path:      ptr.To(webhook.ConvertPath),
 			Port:      ptr.To(int32(ServicePort)),
 		}}
 		spec, strategy := crdspec.Spec(plan, e.Source.CRD, cc)

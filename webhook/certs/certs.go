@@ -67,9 +67,20 @@ const (
 	// EnvPodNamespace is read for the Secret's namespace (set from the
 	// downward API in the generated Deployment).
 	EnvPodNamespace = "POD_NAMESPACE"
-	// inClusterNamespaceFile holds the pod's namespace in a cluster.
-	inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 )
+
+// inClusterNamespaceFile holds the pod's namespace in a cluster.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// InClusterNamespace is the namespace of the pod this process runs in, ""
+// outside a cluster.
+func InClusterNamespace() string {
+	b, err := os.ReadFile(inClusterNamespaceFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
 
 // File names written in CertDir.
 const (
@@ -143,9 +154,7 @@ func (o *Options) Complete(getenv func(string) string) {
 		o.Namespace = getenv(EnvPodNamespace)
 	}
 	if o.Namespace == "" {
-		if b, err := os.ReadFile(inClusterNamespaceFile); err == nil {
-			o.Namespace = strings.TrimSpace(string(b))
-		}
+		o.Namespace = InClusterNamespace()
 	}
 	if o.Namespace == "" {
 		o.Namespace = "default"
