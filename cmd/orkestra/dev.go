@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -34,6 +35,7 @@ import (
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/operator"
+	"github.com/orkspace/orkestra-cel/operator/render"
 	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
@@ -113,6 +115,8 @@ type devSession struct {
 	webhookURL string
 	httpAddr   string
 	applied    []string
+	// samples are the objects applied, for the suggestions printed.
+	samples    []*unstructured.Unstructured
 	crds       []*apiextensionsv1.CustomResourceDefinition
 	strategies map[string]crdspec.Strategy
 }
@@ -219,6 +223,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 	}
 
 	if len(objs) > 0 {
+		s.samples = objs
 		if s.applied, err = applyObjects(ctx, s.cfg, objs); err != nil {
 			stopOperator()
 			<-opDone
@@ -463,5 +468,45 @@ func printDevSession(w io.Writer, plan *engine.Plan, s *devSession) {
 	if s.httpAddr != "" {
 		fmt.Fprintf(w, "\nOperator: http://%s/katalog, /metrics, /healthz, /readyz\n", s.httpAddr)
 	}
+	if try := tryNext(s); len(try) > 0 {
+		fmt.Fprintln(w, "\nTry next (with KUBECONFIG set as above):")
+		for _, t := range try {
+			fmt.Fprintln(w, "    "+t)
+		}
+	}
 	fmt.Fprintln(w, "\nCtrl-C stops everything; the control plane's data is discarded.")
+}
+
+// tryNext suggests commands that show what the katalog does with the first
+// applied sample: reading it at another version (through /convert), its
+// children, drift correction, and the health API and metrics.
+func tryNext(s *devSession) []string {
+	for _, o := range s.samples {
+		gvk := o.GroupVersionKind()
+		for _, c := range s.crds {
+			if c.Spec.Group != gvk.Group || c.Spec.Names.Kind != gvk.Kind {
+				continue
+			}
+			ns := ""
+			if o.GetNamespace() != "" {
+				ns = " -n " + o.GetNamespace()
+			}
+			sel := fmt.Sprintf("%s=%s", render.LabelOwner, o.GetName())
+			var out []string
+			for _, v := range c.Spec.Versions {
+				if v.Served && v.Name != gvk.Version {
+					out = append(out, fmt.Sprintf("kubectl get %s.%s.%s %s%s -o yaml   # written at %s, read at %s", c.Spec.Names.Plural, v.Name, c.Spec.Group, o.GetName(), ns, gvk.Version, v.Name))
+					break
+				}
+			}
+			out = append(out,
+				fmt.Sprintf("kubectl get all,configmaps,secrets%s -l %s   # the children it reconciles into", ns, sel),
+				fmt.Sprintf("kubectl delete deployments,services%s -l %s   # then list again: drift correction recreates them", ns, sel))
+			if s.httpAddr != "" {
+				out = append(out, fmt.Sprintf("curl -s http://%s/katalog; curl -s http://%s/metrics | grep ^orkestra_", s.httpAddr, s.httpAddr))
+			}
+			return out
+		}
+	}
+	return nil
 }
