@@ -12,7 +12,6 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
-	"github.com/google/cel-go/interpreter"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -55,93 +54,69 @@ func (conversionLib) LibraryName() string { return "orkestra.conversion" }
 // request bodies.
 const maxJSONDepth = 64
 
-func (conversionLib) CompileOptions() []cel.EnvOption {
-	t := cel.TypeParamType("T")
-	return []cel.EnvOption{
-		cel.Function("fail",
-			cel.Overload("fail_string", []*cel.Type{cel.StringType}, t,
-				cel.UnaryBinding(func(arg ref.Val) ref.Val {
-					s, ok := arg.(types.String)
-					if !ok {
-						return types.MaybeNoSuchOverloadErr(arg)
-					}
-					return types.NewErr("%s", string(s))
-				}))),
-		cel.Function("json.encode",
-			cel.Overload("json_encode_dyn", []*cel.Type{cel.DynType}, cel.StringType,
-				cel.UnaryBinding(jsonEncode))),
-		cel.Function("json.decode",
-			cel.Overload("json_decode_string", []*cel.Type{cel.StringType}, cel.DynType,
-				cel.UnaryBinding(jsonDecode))),
-		cel.Function("milliValue",
-			cel.MemberOverload("quantity_milli_value", []*cel.Type{apiservercel.QuantityType}, cel.IntType,
-				cel.UnaryBinding(quantityMilliValue))),
-		cel.Function("string",
-			cel.Overload("quantity_to_string", []*cel.Type{apiservercel.QuantityType}, cel.StringType,
-				cel.UnaryBinding(quantityString))),
-		cel.CostEstimatorOptions(
-			checker.OverloadCostEstimate("fail_string", fixedCall(1)),
-			checker.OverloadCostEstimate("quantity_milli_value", fixedCall(1)),
-			checker.OverloadCostEstimate("quantity_to_string", func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
-				// A canonical quantity is a number and a suffix.
-				size := checker.SizeEstimate{Min: 1, Max: 64}
-				return &checker.CallEstimate{CostEstimate: checker.FixedCostEstimate(1 + 7), ResultSize: &size}
+func (conversionLib) CompileOptions() []cel.EnvOption { return conversionDefs().compileOptions() }
+
+func (conversionLib) ProgramOptions() []cel.ProgramOption { return conversionDefs().programOptions() }
+
+func conversionDefs() libDefs {
+	ds := libDefs{
+		{fn: "fail", id: "fail_string", args: []*cel.Type{cel.StringType}, result: cel.TypeParamType("T"),
+			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+				s, ok := arg.(types.String)
+				if !ok {
+					return types.MaybeNoSuchOverloadErr(arg)
+				}
+				return types.NewErr("%s", string(s))
 			}),
-			checker.OverloadCostEstimate("json_encode_dyn", func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+			estimate: fixedCall(1), track: unitCost},
+		{fn: "json.encode", id: "json_encode_dyn", args: []*cel.Type{cel.DynType}, result: cel.StringType,
+			binding: cel.UnaryBinding(jsonEncode),
+			estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
 				// One traversal of the value; the text is a few times its size.
 				in := sizeOf(est, args[0])
 				size := checker.SizeEstimate{Min: 1, Max: satMul(in.Max, 8)}
 				cost := size.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(1))
 				return &checker.CallEstimate{CostEstimate: cost, ResultSize: &size}
-			}),
-			checker.OverloadCostEstimate("json_decode_string", func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+			},
+			track: stringCost(resultOnly)},
+		{fn: "json.decode", id: "json_decode_string", args: []*cel.Type{cel.StringType}, result: cel.DynType,
+			binding: cel.UnaryBinding(jsonDecode),
+			estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
 				in := sizeOf(est, args[0])
 				cost := in.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(common.MapCreateBaseCost))
 				return &checker.CallEstimate{CostEstimate: cost, ResultSize: &in}
-			}),
-			// math.greatest and math.least of a list traverse it.
-			listTraversal("math_@max_list_double"), listTraversal("math_@max_list_int"), listTraversal("math_@max_list_uint"),
-			listTraversal("math_@min_list_double"), listTraversal("math_@min_list_int"), listTraversal("math_@min_list_uint"),
-		),
+			},
+			track: stringCost(firstArg)},
+		{fn: "milliValue", id: "quantity_milli_value", member: true, args: []*cel.Type{apiservercel.QuantityType}, result: cel.IntType,
+			binding: cel.UnaryBinding(quantityMilliValue), estimate: fixedCall(1), track: unitCost},
+		{fn: "string", id: "quantity_to_string", args: []*cel.Type{apiservercel.QuantityType}, result: cel.StringType,
+			binding: cel.UnaryBinding(quantityString),
+			estimate: func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+				// A canonical quantity is a number and a suffix.
+				size := checker.SizeEstimate{Min: 1, Max: 64}
+				return &checker.CallEstimate{CostEstimate: checker.FixedCostEstimate(1 + 7), ResultSize: &size}
+			},
+			track: unitCost},
 	}
+	// math.greatest and math.least of a list (cel-go's ext.Math declares
+	// them) traverse it.
+	for _, id := range []string{"math_@max_list_double", "math_@max_list_int", "math_@max_list_uint", "math_@min_list_double", "math_@min_list_int", "math_@min_list_uint"} {
+		ds = append(ds, overloadDef{id: id, estimate: listTraversal, track: listCost})
+	}
+	return ds
 }
 
-func (conversionLib) ProgramOptions() []cel.ProgramOption {
-	strCost := func(pick func(args []ref.Val, result ref.Val) ref.Val) interpreter.FunctionTracker {
-		return func(args []ref.Val, result ref.Val) *uint64 {
-			c := uint64(1)
-			if s, ok := pick(args, result).(types.String); ok {
-				c += uint64(math.Ceil(float64(len(s)) * common.StringTraversalCostFactor))
-			}
-			return &c
-		}
-	}
-	listCost := func(args []ref.Val, _ ref.Val) *uint64 {
-		c := uint64(1)
-		if len(args) == 1 {
-			if n, ok := args[0].(interface{ Size() ref.Val }); ok {
-				if sz, ok := n.Size().(types.Int); ok {
-					c += uint64(sz)
-				}
+// listCost charges one unit plus one per item of the list argument.
+func listCost(args []ref.Val, _ ref.Val) *uint64 {
+	c := uint64(1)
+	if len(args) == 1 {
+		if n, ok := args[0].(interface{ Size() ref.Val }); ok {
+			if sz, ok := n.Size().(types.Int); ok {
+				c += uint64(sz)
 			}
 		}
-		return &c
 	}
-	result := func(_ []ref.Val, r ref.Val) ref.Val { return r }
-	firstArg := func(a []ref.Val, _ ref.Val) ref.Val {
-		if len(a) == 0 {
-			return nil
-		}
-		return a[0]
-	}
-	trackers := []interpreter.CostTrackerOption{
-		interpreter.OverloadCostTracker("json_encode_dyn", strCost(result)),
-		interpreter.OverloadCostTracker("json_decode_string", strCost(firstArg)),
-	}
-	for _, id := range []string{"math_@max_list_double", "math_@max_list_int", "math_@max_list_uint", "math_@min_list_double", "math_@min_list_int", "math_@min_list_uint"} {
-		trackers = append(trackers, interpreter.OverloadCostTracker(id, listCost))
-	}
-	return []cel.ProgramOption{cel.CostTrackerOptions(trackers...)}
+	return &c
 }
 
 func fixedCall(c uint64) checker.FunctionEstimator {
@@ -150,10 +125,9 @@ func fixedCall(c uint64) checker.FunctionEstimator {
 	}
 }
 
-func listTraversal(overload string) checker.CostOption {
-	return checker.OverloadCostEstimate(overload, func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
-		return &checker.CallEstimate{CostEstimate: sizeOf(est, args[0]).MultiplyByCostFactor(1).Add(checker.FixedCostEstimate(1))}
-	})
+// listTraversal estimates a call that walks its list argument once.
+func listTraversal(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+	return &checker.CallEstimate{CostEstimate: sizeOf(est, args[0]).MultiplyByCostFactor(1).Add(checker.FixedCostEstimate(1))}
 }
 
 func satMul(a, b uint64) uint64 {

@@ -8,7 +8,6 @@ import (
 	"github.com/google/cel-go/common"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/interpreter"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/notes"
@@ -107,72 +106,71 @@ func rawOf(v ref.Val) any {
 	return n
 }
 
-func (upstreamLib) CompileOptions() []cel.EnvOption {
-	var opts []cel.EnvOption
-	var estimates []checker.CostOption
+func (upstreamLib) CompileOptions() []cel.EnvOption { return upstreamDefs().compileOptions() }
+
+func (upstreamLib) ProgramOptions() []cel.ProgramOption { return upstreamDefs().programOptions() }
+
+func upstreamDefs() libDefs {
+	// One unit, plus a tenth per byte of the strings read and built.
+	track := stringCost(argsAndResult)
+	str := func(arg ref.Val, f func(string) ref.Val) ref.Val {
+		s, ok := arg.(types.String)
+		if !ok {
+			return types.MaybeNoSuchOverloadErr(arg)
+		}
+		return f(string(s))
+	}
+	var ds libDefs
 	for _, f := range upstreamStringFns() {
 		f := f
-		id := f.name + "_string"
-		opts = append(opts, cel.Function(f.name, cel.Overload(id, []*cel.Type{cel.StringType}, cel.StringType,
-			cel.UnaryBinding(func(arg ref.Val) ref.Val {
-				s, ok := arg.(types.String)
-				if !ok {
-					return types.MaybeNoSuchOverloadErr(arg)
-				}
-				out, err := f.fn(string(s))
-				if err != nil {
-					return types.NewErr("%v", err)
-				}
-				return types.String(out)
-			}))))
-		estimates = append(estimates, checker.OverloadCostEstimate(id, traversal(f.grow)))
+		ds = append(ds, overloadDef{fn: f.name, id: f.name + "_string", args: []*cel.Type{cel.StringType}, result: cel.StringType,
+			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+				return str(arg, func(s string) ref.Val {
+					out, err := f.fn(s)
+					if err != nil {
+						return types.NewErr("%v", err)
+					}
+					return types.String(out)
+				})
+			}),
+			estimate: traversal(f.grow), track: track})
 	}
 	for _, f := range upstreamObjectFns() {
 		f := f
-		id := f.name + "_dyn"
-		opts = append(opts, cel.Function(f.name, cel.Overload(id, []*cel.Type{cel.DynType}, f.out,
-			cel.UnaryBinding(func(arg ref.Val) ref.Val { return f.fn(rawOf(arg)) }))))
-		estimates = append(estimates, checker.OverloadCostEstimate(id, objectEstimate))
+		ds = append(ds, overloadDef{fn: f.name, id: f.name + "_dyn", args: []*cel.Type{cel.DynType}, result: f.out,
+			binding:  cel.UnaryBinding(func(arg ref.Val) ref.Val { return f.fn(rawOf(arg)) }),
+			estimate: objectEstimate, track: track})
 	}
-	opts = append(opts,
-		cel.Function("cronValid", cel.Overload("cronValid_string", []*cel.Type{cel.StringType}, cel.BoolType,
-			cel.UnaryBinding(func(arg ref.Val) ref.Val {
-				s, ok := arg.(types.String)
-				if !ok {
-					return types.MaybeNoSuchOverloadErr(arg)
-				}
-				return types.Bool(notes.CronValid(string(s)))
-			}))),
-		cel.Function("weekday", cel.Overload("weekday", nil, cel.BoolType,
-			cel.FunctionBinding(func(...ref.Val) ref.Val { return types.Bool(notes.Weekday(engine.Now())) }))),
-		cel.Function("timeInWindow", cel.Overload("timeInWindow_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
-			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+	return append(ds,
+		overloadDef{fn: "cronValid", id: "cronValid_string", args: []*cel.Type{cel.StringType}, result: cel.BoolType,
+			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+				return str(arg, func(s string) ref.Val { return types.Bool(notes.CronValid(s)) })
+			}),
+			estimate: traversal(0), track: track},
+		overloadDef{fn: "weekday", id: "weekday", result: cel.BoolType,
+			binding:  cel.FunctionBinding(func(...ref.Val) ref.Val { return types.Bool(notes.Weekday(engine.Now())) }),
+			estimate: fixedCall(1), track: track},
+		overloadDef{fn: "timeInWindow", id: "timeInWindow_string_string", args: []*cel.Type{cel.StringType, cel.StringType}, result: cel.BoolType,
+			binding: cel.BinaryBinding(func(a, b ref.Val) ref.Val {
 				after, ok1 := a.(types.String)
 				before, ok2 := b.(types.String)
 				if !ok1 || !ok2 {
 					return types.NoSuchOverloadErr()
 				}
 				return types.Bool(notes.TimeInWindow(engine.Now(), string(after), string(before)))
-			}))),
-		cel.Function("nextCron", cel.Overload("nextCron_string", []*cel.Type{cel.StringType}, cel.StringType,
-			cel.UnaryBinding(func(arg ref.Val) ref.Val {
-				s, ok := arg.(types.String)
-				if !ok {
-					return types.MaybeNoSuchOverloadErr(arg)
-				}
-				return types.String(notes.NextCron(engine.Now(), string(s)))
-			}))),
+			}),
+			estimate: traversal(0), track: track},
+		overloadDef{fn: "nextCron", id: "nextCron_string", args: []*cel.Type{cel.StringType}, result: cel.StringType,
+			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+				return str(arg, func(s string) ref.Val { return types.String(notes.NextCron(engine.Now(), s)) })
+			}),
+			estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+				// parsing the schedule, then an RFC 3339 time
+				size := checker.FixedSizeEstimate(25)
+				return &checker.CallEstimate{CostEstimate: sizeOf(est, args[0]).MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(10)), ResultSize: &size}
+			},
+			track: track},
 	)
-	estimates = append(estimates,
-		checker.OverloadCostEstimate("cronValid_string", traversal(0)),
-		checker.OverloadCostEstimate("timeInWindow_string_string", traversal(0)),
-		checker.OverloadCostEstimate("nextCron_string", func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
-			// parsing the schedule, then an RFC 3339 time
-			size := checker.FixedSizeEstimate(25)
-			return &checker.CallEstimate{CostEstimate: sizeOf(est, args[0]).MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(10)), ResultSize: &size}
-		}),
-	)
-	return append(opts, cel.CostEstimatorOptions(estimates...))
 }
 
 // objectEstimate: a function of an object reads a few of its fields (the
@@ -204,30 +202,4 @@ func traversal(grow float64) checker.FunctionEstimator {
 		}
 		return &checker.CallEstimate{CostEstimate: cost, ResultSize: &out}
 	}
-}
-
-func (upstreamLib) ProgramOptions() []cel.ProgramOption {
-	// One unit, plus a tenth per byte of the strings read and built.
-	track := func(args []ref.Val, result ref.Val) *uint64 {
-		c := uint64(1)
-		for _, v := range append(args, result) {
-			if s, ok := v.(types.String); ok {
-				c += uint64(math.Ceil(float64(len(s)) * common.StringTraversalCostFactor))
-			}
-		}
-		return &c
-	}
-	var trackers []interpreter.CostTrackerOption
-	for _, f := range upstreamStringFns() {
-		trackers = append(trackers, interpreter.OverloadCostTracker(f.name+"_string", track))
-	}
-	for _, f := range upstreamObjectFns() {
-		trackers = append(trackers, interpreter.OverloadCostTracker(f.name+"_dyn", track))
-	}
-	trackers = append(trackers,
-		interpreter.OverloadCostTracker("cronValid_string", track),
-		interpreter.OverloadCostTracker("timeInWindow_string_string", track),
-		interpreter.OverloadCostTracker("nextCron_string", track),
-	)
-	return []cel.ProgramOption{cel.CostTrackerOptions(trackers...)}
 }
