@@ -15,7 +15,7 @@
 //     validates against B's schema after pruning, as the API server prunes.
 //   - roundtrip: A→B→A gives back A for every pair of served versions, over
 //     the katalog's sample objects and objects generated from A's schema
-//     (katalog/objgen, deterministic from a seed); expected conversions
+//     (objgen, deterministic from a seed); expected conversions
 //     (Options.Golden) hold. A failure shows the smallest object found that
 //     still fails (objgen.Shrink) and the field that differs.
 //   - protocol: through the real /convert handler (webhook.ConvertHandler):

@@ -25,7 +25,7 @@ import (
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/jsonval"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 // crdInfo is one CRD the katalog names, with what the checks need.

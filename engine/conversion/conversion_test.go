@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	celgo "github.com/google/cel-go/cel"
+
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,7 +19,7 @@ import (
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 func compile(t testing.TB, path string) *engine.Plan {

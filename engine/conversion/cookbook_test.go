@@ -17,7 +17,7 @@ import (
 	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 // The 29 strategies of a declarative CRD converter (TeraSky-OSS

@@ -12,7 +12,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 // Katalogs whose paths default (orValue), remap (enum maps, renames, moves

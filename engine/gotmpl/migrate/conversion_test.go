@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/orkestra-cel/engine/conversion"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 // TestConversionKatalog migrates conversion paths (untyped coercion into

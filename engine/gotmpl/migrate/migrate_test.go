@@ -13,7 +13,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
 

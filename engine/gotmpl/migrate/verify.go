@@ -22,7 +22,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 // ── evaluation ──────────────────────────────────────────────────────────────
