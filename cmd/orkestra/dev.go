@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/envassets"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/operator"
@@ -139,7 +138,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 		}
 	}
 
-	assets, err := envtestAssets(df.assets, stderr)
+	assets, err := devAssets(ctx, df.assets, stderr)
 	if err != nil {
 		return err
 	}
@@ -272,43 +271,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// envtestAssets finds kube-apiserver and etcd: the flag, $KUBEBUILDER_ASSETS,
-// else the repository's hack/envtest-assets.sh (which builds them once).
-func envtestAssets(flag string, stderr io.Writer) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if v := os.Getenv("KUBEBUILDER_ASSETS"); v != "" {
-		return v, nil
-	}
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if exe, err := os.Executable(); err == nil {
-		starts = append(starts, filepath.Dir(exe))
-	}
-	for _, start := range starts {
-		for dir := start; ; dir = filepath.Dir(dir) {
-			script := filepath.Join(dir, "hack", "envtest-assets.sh")
-			if st, err := os.Stat(script); err == nil && !st.IsDir() {
-				fmt.Fprintln(stderr, "finding kube-apiserver and etcd with", script, "(the first run builds them: a few minutes)…")
-				var out bytes.Buffer
-				c := exec.Command(script)
-				c.Stdout, c.Stderr = &out, stderr
-				if err := c.Run(); err != nil {
-					return "", fmt.Errorf("%s failed: %w", script, err)
-				}
-				return strings.TrimSpace(out.String()), nil
-			}
-			if filepath.Dir(dir) == dir {
-				break
-			}
-		}
-	}
-	return "", errors.New("no kube-apiserver and etcd for the local control plane: pass --assets DIR or set KUBEBUILDER_ASSETS to a directory holding both, or run orkestra dev inside the orkestra repository (hack/envtest-assets.sh builds them)")
 }
 
 // installDevCRDs installs the katalog's CRDs (crdspec: deprecations, and
@@ -509,4 +471,19 @@ func tryNext(s *devSession) []string {
 		}
 	}
 	return nil
+}
+
+// devAssets finds kube-apiserver and etcd: the flag, $KUBEBUILDER_ASSETS,
+// else the hack/envtest-assets.sh of the checkout around the working
+// directory or the binary (which provides them once, showing its progress).
+func devAssets(ctx context.Context, flag string, stderr io.Writer) (string, error) {
+	var starts []string
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	dir, err := envassets.Find(ctx, flag, stderr, starts...)
+	if errors.Is(err, envassets.ErrNotFound) {
+		return "", fmt.Errorf("no kube-apiserver and etcd for the local control plane: pass --assets DIR or set KUBEBUILDER_ASSETS to a directory holding both, or run orkestra dev inside the orkestra repository (hack/envtest-assets.sh provides them): %w", err)
+	}
+	return dir, err
 }
