@@ -19,7 +19,7 @@ import (
 )
 
 // examplesDir holds the project's example katalogs and CRDs.
-const examplesDir = "../../examples"
+const examplesDir = "../examples"
 
 // versionSchema is one served version of a CRD.
 type versionSchema struct {

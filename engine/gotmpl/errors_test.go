@@ -159,7 +159,7 @@ spec:
 	_, diags = engine.Compile(k, engine.Backends{CEL: kubeCEL{}, Legacy: New(kubeCEL{})}, engine.CompileOptions{})
 	want := []string{
 		path + `:18:32: [webapp] operatorBox.onCreate.deployments[0].image: unknown field .spec.imagee: spec has no field "imagee" in version v1alpha1; did you mean "image"?`,
-		path + `:19:29: [webapp] operatorBox.onCreate.deployments[0].replicas: unknown function "toInteger": the legacy adapter knows only the functions listed in its README section; write this value in CEL (${…}) to do more`,
+		path + `:19:29: [webapp] operatorBox.onCreate.deployments[0].replicas: unknown function "toInteger"; did you mean "toInt"?`,
 		path + `:23:26: [webapp] operatorBox.onCreate.secrets[0].data.key: randomHex makes a new value at every evaluation, so the object would change on every reconcile (drift); use it only in the data of a secret with once: true`,
 		path + `:27:31: [webapp] operatorBox.onCreate.configMaps[0].when.field: unknown field spec.monitorin: spec has no field "monitorin" in version v1alpha1; did you mean "monitoring"?`,
 	}
