@@ -63,10 +63,6 @@ var upstreamKeys = map[string]upstreamKey{
 	"updateCRD":           {warn: true, why: "this runtime injects the CA bundle into the CRD's conversion webhook itself (orkestra manifests, dev and the built-in certificates)"},
 	"participant":         {warn: true, why: "every entry of a CRD takes part in its conversion here"},
 	"enabled":             {warn: true, why: "conversion runs whenever conversion paths are declared"},
-	"time":                {why: "time windows in conditions are not implemented; compare a time in a CEL when: instead"},
-	"dayOfWeek":           {why: "day-of-week conditions are not implemented; compare the day in a CEL when: instead"},
-	"cron":                {why: "cron conditions are not implemented"},
-	"typeOf":              {why: "type conditions are not implemented; use a CEL when: with type()"},
 
 	// Things that change the cluster or who may do what: errors.
 	"providers":         {why: "cloud provider resources are created by calls outside Kubernetes; " + outOfScopeHTTP},
