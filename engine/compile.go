@@ -94,6 +94,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			}
 		}
 		c.vars = nil // a conversion sees only the object converted
+		e.Admission = c.admission(src)
 		e.Timed = c.timed
 		if src.Conversion != nil {
 			if conv := c.conversion(src); conv != nil {

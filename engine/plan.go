@@ -72,6 +72,9 @@ type Entry struct {
 	// Namespaces restricts where the entry reconciles and where its children
 	// go; nil: everywhere.
 	Namespaces *katalog.NamespaceRules
+	// Admission is what the entry asks the API server to enforce; nil when
+	// it declares no validation or mutation rules.
+	Admission *Admission
 	// Timed are the values and conditions of the entry that read the clock
 	// (weekday, timeInWindow, time: conditions, …): the operator reconciles
 	// again when the first of them may change (engine.NextChange).

@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -44,6 +44,7 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		e.DependsOn = d.dependsOn(f.value, "dependsOn")
 	}
 	d.apiTypes(e, o["apiTypes"])
+	d.admission(e, o)
 	d.deprecation(e, o)
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
 		p := resolvePath(d.dirOf(resolve(o["crFiles"].value).Content[i], dir), f)

@@ -18,9 +18,9 @@ import (
 // Keys of the original katalog format that this runtime does not implement,
 // per level; upstream.go says how each is reported.
 var (
-	unimplementedTop   = []string{"security", "providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
+	unimplementedTop   = []string{"providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
-	unimplementedEntry = []string{"mode", "validation", "mutation", "admission", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "normalize", "endpoints", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "forceConflict", "webhooks", "katalogName", "katalogNamespace", "setup"}
+	unimplementedEntry = []string{"mode", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "normalize", "endpoints", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "forceConflict", "webhooks", "katalogName", "katalogNamespace", "setup"}
 	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "cross", "autoscale", "providers", "observe", "watch", "rollback", "rollBackOnError"}
 )
 
@@ -200,7 +200,7 @@ func yamlError(path string, err error) Diagnostic {
 	return Diagnostic{Pos: Pos{File: path, Line: line, Col: col}, Message: "YAML syntax error: " + msg}
 }
 
-var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway", "notes"}
+var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway", "notes", "security"}
 
 // katalog decodes one Katalog or Komposer document into d.loader's katalog.
 func (d *decoder) katalog(root *yaml.Node, dir string) {
@@ -227,6 +227,9 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 	}
 	if f, ok := top["gateway"]; ok {
 		d.gateway(f.value)
+	}
+	if f, ok := top["security"]; ok {
+		d.security(f.value)
 	}
 	sources := d.sources(top, dir)
 	if top.has("notes") {

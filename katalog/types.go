@@ -37,6 +37,8 @@ type Katalog struct {
 	// Finalizers from spec.finalizers: the default for entries whose
 	// operatorBox lists none.
 	Finalizers []string
+	// Security is the top-level security: section; nil when absent.
+	Security *Security
 	// Notes are the katalog's user-defined template functions (top-level
 	// `notes:`), in document order.
 	Notes []*Note
@@ -112,6 +114,9 @@ type CRDEntry struct {
 	// Box is operatorBox (or the older reconciler:); nil when absent.
 	Box        *OperatorBox
 	Conversion *Conversion
+	// Admission holds the entry's validation and mutation rules; nil when
+	// it declares none.
+	Admission *Admission
 	// Deprecated marks the entry's version deprecated in the CRD that
 	// manifests and dev install; DeprecationWarning (nil: the API server's
 	// default text) is the Warning header clients then get.

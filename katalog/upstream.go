@@ -43,10 +43,6 @@ var upstreamKeys = map[string]upstreamKey{
 	// Not implemented yet; each is an error because dropping it changes what
 	// reaches the cluster.
 	"dependsOn":           {why: "a resource's dependsOn is not supported (entries may depend on entries); gate the resource with a when: condition reading the child it waits for, e.g. children.deployments[?'db'].?status.?readyReplicas.orValue(0) > 0"},
-	"validation":          {why: "admission rules are not enforced by this runtime; write them as x-kubernetes-validations in the CRD, or as a ValidatingAdmissionPolicy"},
-	"mutation":            {why: "admission rules are not enforced by this runtime; use defaults in the CRD's schema, or a MutatingAdmissionPolicy"},
-	"admission":           {why: "admission rules are not enforced by this runtime; write them as x-kubernetes-validations in the CRD, or as admission policies"},
-	"security":            {why: "deletion and namespace protection are not enforced by this runtime; protect the objects with a ValidatingAdmissionPolicy"},
 	"deletionProtection":  {why: "deletion protection is not enforced by this runtime; protect the objects with a ValidatingAdmissionPolicy"},
 	"replicaSets":         {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
 	"networkPolicies":     {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},

@@ -8,9 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/katalog"
@@ -22,6 +26,7 @@ func newRenderCmd() *cobra.Command {
 	var kf katalogFlags
 	var namespace string
 	var childFiles []string
+	var admissionOnly bool
 	cmd := &cobra.Command{
 		Use:   "render -f KATALOG [CR.yaml…]",
 		Short: "Print offline the child objects and status a custom resource reconciles into",
@@ -39,7 +44,12 @@ without metadata.namespace is placed in --namespace.
 Expressions that read the resource's children back (children, .children)
 see the objects of --children files: those labelled orkestra-owner with the
 resource's name, and those without that label. Without --children they see
-none, as before the first reconcile.`,
+none, as before the first reconcile.
+
+With --admission, render prints instead where the katalog's admission rules
+run: each CRD version's validation rules (x-kubernetes-validations) and the
+ValidatingAdmissionPolicies, MutatingAdmissionPolicies and bindings that
+orkestra run applies.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := kf.compile(cmd.ErrOrStderr())
 			if errors.Is(err, errProblems) {
@@ -47,6 +57,9 @@ none, as before the first reconcile.`,
 			}
 			if err != nil {
 				return err
+			}
+			if admissionOnly {
+				return writeAdmission(cmd.OutOrStdout(), plan)
 			}
 			objs, err := readObjects(args, cmd.InOrStdin())
 			if err != nil {
@@ -78,6 +91,7 @@ none, as before the first reconcile.`,
 	}
 	kf.register(cmd)
 	kf.registerKubeconfig(cmd)
+	cmd.Flags().BoolVar(&admissionOnly, "admission", false, "print where the katalog's admission rules run (CRD validation rules and admission policies) instead of rendering resources")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of resources that do not name one (namespaced CRDs)")
 	cmd.Flags().StringArrayVar(&childFiles, "children", nil, "file of observed child objects (with their status) that expressions read back; repeatable")
 	return cmd
@@ -241,4 +255,51 @@ func writeYAML(w io.Writer, v any) error {
 		return err
 	}
 	return enc.Close()
+}
+
+// writeAdmission prints the CRD validation rules and the admission policies
+// of a plan, as YAML documents.
+func writeAdmission(w io.Writer, plan *engine.Plan) error {
+	var docs []any
+	seen := map[*katalog.CRD]bool{}
+	for _, e := range plan.Entries {
+		crd := e.Source.CRD
+		if crd == nil || seen[crd] {
+			continue
+		}
+		seen[crd] = true
+		for _, v := range crd.Object.Spec.Versions {
+			if rules := admission.CRDRules(plan, crd, v.Name); len(rules) > 0 {
+				docs = append(docs, map[string]any{"crd": crd.Object.Name, "version": v.Name, "x-kubernetes-validations": rules})
+			}
+		}
+	}
+	for _, o := range admission.Policies(plan) {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return err
+		}
+		delete(u, "status")
+		unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+		docs = append(docs, u)
+	}
+	if len(docs) == 0 {
+		_, err := io.WriteString(w, "# the katalog declares no admission rules\n")
+		return err
+	}
+	for i, d := range docs {
+		b, err := sigsyaml.Marshal(d)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }

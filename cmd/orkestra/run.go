@@ -10,13 +10,17 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/lifecycle/storage"
@@ -43,6 +47,9 @@ type runFlags struct {
 	storageMigration bool
 	migrationQPS     float64
 	builtinTimeout   time.Duration
+	// withoutPolicies runs without applying the katalog's admission
+	// policies (a cluster without the APIs; the rules are then not enforced).
+	withoutPolicies bool
 	// skipNameValidation lets one process start the operator more than once
 	// (orkestra dev is run repeatedly by its tests); controller-runtime
 	// otherwise refuses a second controller of the same name.
@@ -117,6 +124,7 @@ SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 	fs.StringVar(&rf.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's namespace in a cluster, else --namespace, else default)")
 	fs.DurationVar(&rf.gracefulShutdown, "graceful-shutdown-timeout", rf.gracefulShutdown, "how long running reconciles may finish after SIGTERM")
 	fs.IntVarP(&rf.logVerbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
+	fs.BoolVar(&rf.withoutPolicies, "without-admission-policies", false, "do not apply the katalog's admission rules as API-server policies (for a cluster without admissionregistration.k8s.io/v1 policies); the rules are then not enforced")
 	fs.BoolVar(&rf.storageMigration, "storage-migration", rf.storageMigration, "on the leader, migrate stored objects of the katalog's CRDs to their storage version whenever status.storedVersions lists another version, then prune storedVersions")
 	fs.Float64Var(&rf.migrationQPS, "storage-migration-qps", rf.migrationQPS, "object writes per second of a storage migration (0: unbounded)")
 	fs.DurationVar(&rf.builtinTimeout, "storage-migration-builtin-timeout", rf.builtinTimeout, "how long a StorageVersionMigration (the cluster's built-in migrator) may take to show progress before Orkestra rewrites the objects itself (0: never use the built-in migrator)")
@@ -185,6 +193,9 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 		if _, err := certs.Setup(ctx, cfg, plan, opts, mgr); err != nil {
 			return fmt.Errorf("built-in webhook certificates: %w", err)
 		}
+	}
+	if err := applyPolicies(ctx, cfg, mgr.GetClient(), mgr.GetScheme(), plan, rf.withoutPolicies, log); err != nil {
+		return err
 	}
 	op := operator.New(plan, operator.Options{Log: log.WithName("operator"), SkipControllerNameValidation: rf.skipNameValidation})
 	if err := op.SetupWithManager(mgr); err != nil {
@@ -266,4 +277,36 @@ func (r operatorRuntime) Entry(name string) (webhook.EntryRuntime, bool) {
 		}
 	}
 	return out, true
+}
+
+// applyPolicies applies the katalog's admission policies (and removes those
+// it no longer declares) before anything is reconciled; a cluster without
+// the policy APIs is an error unless the user opts out.
+func applyPolicies(ctx context.Context, cfg *rest.Config, c client.Client, scheme *runtime.Scheme, plan *engine.Plan, without bool, log logr.Logger) error {
+	if without {
+		if len(admission.Policies(plan)) > 0 {
+			log.Info("the katalog's admission rules are not enforced (--without-admission-policies)")
+		}
+		return nil
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := admission.Check(dc, plan); err != nil {
+		return err
+	}
+	// The manager's client reads from a cache that has not started yet.
+	direct, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: c.RESTMapper()})
+	if err != nil {
+		return err
+	}
+	applied, deleted, err := admission.Apply(ctx, direct, scheme, plan)
+	if err != nil {
+		return fmt.Errorf("admission policies: %w", err)
+	}
+	if len(applied)+len(deleted) > 0 {
+		log.Info("admission policies", "applied", applied, "removed", deleted)
+	}
+	return nil
 }

@@ -94,3 +94,18 @@ func unitCost([]ref.Val, ref.Val) *uint64 {
 	c := uint64(1)
 	return &c
 }
+
+// ExtraFunctions are the functions this backend adds to Kubernetes' CEL
+// environment (and the extension namespaces it enables): the API server's
+// own CEL — CRD validation rules, admission policies — does not have them.
+func (b *Backend) ExtraFunctions() []string {
+	var out []string
+	for _, defs := range []libDefs{orkestraDefs(), upstreamDefs(), conversionDefs()} {
+		for _, d := range defs {
+			if d.fn != "" && d.fn != "string" {
+				out = append(out, d.fn)
+			}
+		}
+	}
+	return append(out, "cel.bind", "math", "legacy")
+}

@@ -304,3 +304,20 @@ func numLit(f float64) string {
 	}
 	return celDouble(f)
 }
+
+// TranslateStructuredCEL implements engine.StructuredCEL: the idiomatic CEL
+// form of a structured condition over an object the API server has defaulted,
+// or why there is none (the legacy.* helper form needs this runtime's CEL).
+func (b *Backend) TranslateStructuredCEL(c *katalog.Condition, ctx *engine.Context) (string, error) {
+	if c.Time != nil || c.DayOfWeek != nil || c.Cron != "" {
+		return "", &Untranslatable{Reason: "it reads the clock, which admission does not"}
+	}
+	src, idiomatic, err := TranslateStructured(c, ctx, TranslateOptions{Namespaced: true, Defaulted: true})
+	if err != nil {
+		return "", err
+	}
+	if !idiomatic {
+		return "", &Untranslatable{Reason: "the field's schema type does not make a plain comparison exact"}
+	}
+	return src, nil
+}

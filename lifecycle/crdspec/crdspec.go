@@ -9,6 +9,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 )
@@ -46,6 +47,13 @@ func (s Strategy) String() string {
 func Spec(plan *engine.Plan, crd *katalog.CRD, cc apiextensionsv1.WebhookClientConfig) (apiextensionsv1.CustomResourceDefinitionSpec, Strategy) {
 	spec := *crd.Object.Spec.DeepCopy()
 	plan.Katalog.ApplyDeprecations(crd, &spec)
+	for i := range spec.Versions {
+		v := &spec.Versions[i]
+		if rules := admission.CRDRules(plan, crd, v.Name); len(rules) > 0 && v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+			// The katalog's deny rules on the object's own fields.
+			v.Schema.OpenAPIV3Schema.XValidations = append(v.Schema.OpenAPIV3Schema.XValidations, rules...)
+		}
+	}
 	gk := crd.GroupKind()
 	switch {
 	case plan.ConvertsByWebhook(gk):

@@ -33,6 +33,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
@@ -71,7 +72,7 @@ const (
 	LabelInstance  = "app.kubernetes.io/instance"
 	LabelComponent = "app.kubernetes.io/component"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
-	LabelKatalog   = "orkestra.orkspace.io/katalog"
+	LabelKatalog   = admission.LabelKatalog
 	// AnnotationKatalogChecksum on the pod template changes with the
 	// katalog's files, so that a new katalog rolls the pods.
 	AnnotationKatalogChecksum = "orkestra.orkspace.io/katalog-checksum"
@@ -143,6 +144,7 @@ type Install struct {
 const (
 	FileNamespace   = "namespace.yaml"
 	FileCRDs        = "crds.yaml"
+	FileAdmission   = "admission.yaml"
 	FileRBAC        = "rbac.yaml"
 	FileConfigMap   = "configmap.yaml"
 	FileService     = "service.yaml"
@@ -200,6 +202,11 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 		in.CRDNames = append(in.CRDNames, c.Name)
 		in.add(FileCRDs, c)
 	}
+	// The katalog's admission policies (orkestra run applies the same).
+	policies := admission.Policies(plan)
+	for _, o := range policies {
+		in.add(FileAdmission, o)
+	}
 
 	// RBAC.
 	access := Rules(plan)
@@ -212,6 +219,15 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 	// through the webhook, a subset of those. list and watch name the CRDs
 	// with a field selector.
 	rules = mergeRules(append(rules, StorageMigrationRules(plan)...))
+	if len(policies) > 0 {
+		// orkestra run applies the policies at start and removes those the
+		// katalog no longer declares.
+		rules = mergeRules(append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{"admissionregistration.k8s.io"},
+			Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
+			Verbs:     []string{"get", "list", "create", "patch", "delete"},
+		}))
+	}
 	clusterName := ns + ":" + opts.Name
 	in.add(FileRBAC, &corev1.ServiceAccount{
 		TypeMeta:   typeMeta("v1", "ServiceAccount"),
