@@ -1,6 +1,7 @@
 package gotmpl
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -316,8 +317,79 @@ func (b *Backend) TranslateStructuredCEL(c *katalog.Condition, ctx *engine.Conte
 	if err != nil {
 		return "", err
 	}
-	if !idiomatic {
+	if idiomatic {
+		return src, nil
+	}
+	if !untypedAt(ctx.Self, strings.Split(c.Field, ".")) {
 		return "", &Untranslatable{Reason: "the field's schema type does not make a plain comparison exact"}
 	}
-	return src, nil
+	return dynConditionCEL(c)
+}
+
+// untypedAt reports whether the schema says nothing of the value at path
+// (no schema, or below x-kubernetes-preserve-unknown-fields).
+func untypedAt(s *structuralschema.Structural, path []string) bool {
+	for _, seg := range path {
+		if s == nil || s.XPreserveUnknownFields && len(s.Properties) == 0 {
+			return true
+		}
+		p, ok := s.Properties[seg]
+		if !ok {
+			return s.XPreserveUnknownFields
+		}
+		s = &p
+	}
+	return s == nil || s.XPreserveUnknownFields && len(s.Properties) == 0
+}
+
+// dynConditionCEL is a structured condition over a field without a schema,
+// in Kubernetes CEL: the field's value printed as the original printed it
+// (a string as is, a number or bool by string(), missing as ""); numeric
+// operators read an int, a double or a numeric string (anything else is an
+// evaluation error, where the original read 0).
+func dynConditionCEL(c *katalog.Condition) (string, error) {
+	ref := "self"
+	for _, seg := range strings.Split(c.Field, ".") {
+		if isCELIdent(seg) {
+			ref += ".?" + seg
+		} else {
+			ref += "[?" + celString(seg) + "]"
+		}
+	}
+	str := "(" + ref + ".hasValue() ? (type(" + ref + ".value()) == string ? " + ref + ".value() : string(" + ref + ".value())) : '')"
+	num := "(" + ref + ".hasValue() ? double(" + ref + ".value()) : 0.0)"
+	var e string
+	switch c.Operator {
+	case "gt", "lt", "gte", "lte":
+		f, err := parseLegacyFloat(c.Value)
+		if err != nil {
+			return "", &Untranslatable{Reason: fmt.Sprintf("%s needs a number, got %q", c.Operator, c.Value)}
+		}
+		e = num + " " + map[string]string{"gt": ">", "lt": "<", "gte": ">=", "lte": "<="}[c.Operator] + " " + celDouble(f)
+	case "between", "notBetween":
+		lo, hi, ok := parseBetween(c.Value)
+		if !ok {
+			return "", &Untranslatable{Reason: fmt.Sprintf("%s needs \"min,max\", got %q", c.Operator, c.Value)}
+		}
+		e = celDouble(lo) + " <= " + num + " && " + num + " <= " + celDouble(hi)
+		if c.Operator == "notBetween" {
+			e = "!(" + e + ")"
+		}
+	default:
+		if _, isType := typeOperatorName[c.Operator]; isType {
+			return "", &Untranslatable{Reason: "type operators read the value's Go type, which admission does not see"}
+		}
+		legacy, err := conditionCEL(c.Operator, c.Field, c.Value, false)
+		if err != nil {
+			return "", &Untranslatable{Reason: err.Error()}
+		}
+		e = strings.ReplaceAll(legacy, "legacy.str(self, "+celString(c.Field)+")", str)
+		if strings.Contains(e, "legacy.") {
+			return "", &Untranslatable{Reason: "it needs this runtime's helper functions"}
+		}
+	}
+	if c.Negate {
+		e = "!(" + e + ")"
+	}
+	return e, nil
 }
