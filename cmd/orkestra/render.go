@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,8 +30,9 @@ func newRenderCmd() *cobra.Command {
 	var namespace string
 	var childFiles []string
 	var admissionOnly bool
+	var output string
 	cmd := &cobra.Command{
-		Use:   "render -f KATALOG [CR.yaml…]",
+		Use:   "render -f KATALOG [-o report|manifests|json] [CR.yaml…]",
 		Short: "Print offline the child objects and status a custom resource reconciles into",
 		Long: `render reads custom resources (from the files given, stdin when none) and
 prints, per resource, the child objects each hook of its katalog entry
@@ -46,6 +50,11 @@ see the objects of --children files: those labelled orkestra-owner with the
 resource's name, and those without that label. Without --children they see
 none, as before the first reconcile.
 
+-o manifests prints instead plain multi-document YAML of the children whose
+conditions hold (onCreate and onReconcile, each object once, in apply
+order), ready for kubectl apply -f - or kubectl diff -f -; -o json prints the
+report as JSON (one document, a list when several resources are given).
+
 With --admission, render prints instead where the katalog's admission rules
 run: each CRD version's validation rules (x-kubernetes-validations) and the
 ValidatingAdmissionPolicies, MutatingAdmissionPolicies and bindings that
@@ -56,6 +65,9 @@ orkestra run applies.`,
 				return exitCode(1)
 			}
 			if err != nil {
+				return err
+			}
+			if err := checkOutput(output, "report", "manifests", "json"); err != nil {
 				return err
 			}
 			if admissionOnly {
@@ -72,11 +84,27 @@ orkestra run applies.`,
 				}
 			}
 			conv := conversion.New(plan, conversion.Options{})
-			for i, o := range objs {
+			var reports []*renderedCR
+			for _, o := range objs {
 				out, err := renderOne(plan, conv, o, namespace, kids)
 				if err != nil {
 					return err
 				}
+				reports = append(reports, out)
+			}
+			switch output {
+			case "manifests":
+				return writeObjects(cmd.OutOrStdout(), appliedChildren(reports))
+			case "json":
+				var doc any = reports
+				if len(reports) == 1 {
+					doc = reports[0]
+				}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(doc)
+			}
+			for i, out := range reports {
 				if i > 0 {
 					if _, err := io.WriteString(cmd.OutOrStdout(), "---\n"); err != nil {
 						return err
@@ -91,6 +119,7 @@ orkestra run applies.`,
 	}
 	kf.register(cmd)
 	kf.registerKubeconfig(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "report", "output: report (children, conditions and status), manifests (the children to apply, as YAML) or json (the report)")
 	cmd.Flags().BoolVar(&admissionOnly, "admission", false, "print where the katalog's admission rules run (CRD validation rules and admission policies) instead of rendering resources")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of resources that do not name one (namespaced CRDs)")
 	cmd.Flags().StringArrayVar(&childFiles, "children", nil, "file of observed child objects (with their status) that expressions read back; repeatable")
@@ -99,32 +128,32 @@ orkestra run applies.`,
 
 // renderedCR is render's output for one custom resource.
 type renderedCR struct {
-	Object        string          `yaml:"object"`
-	APIVersion    string          `yaml:"apiVersion"`
-	Entry         string          `yaml:"entry"`
-	ConvertedFrom string          `yaml:"convertedFrom,omitempty"`
-	OnCreate      []renderedChild `yaml:"onCreate,omitempty"`
-	OnReconcile   []renderedChild `yaml:"onReconcile,omitempty"`
-	OnDelete      []renderedChild `yaml:"onDelete,omitempty"`
-	Status        map[string]any  `yaml:"status,omitempty"`
-	StatusErrors  []string        `yaml:"statusErrors,omitempty"`
-	Finalizers    []string        `yaml:"finalizers,omitempty"`
-	Notes         []string        `yaml:"notes,omitempty"`
+	Object        string          `yaml:"object" json:"object"`
+	APIVersion    string          `yaml:"apiVersion" json:"apiVersion"`
+	Entry         string          `yaml:"entry" json:"entry"`
+	ConvertedFrom string          `yaml:"convertedFrom,omitempty" json:"convertedFrom,omitempty"`
+	OnCreate      []renderedChild `yaml:"onCreate,omitempty" json:"onCreate,omitempty"`
+	OnReconcile   []renderedChild `yaml:"onReconcile,omitempty" json:"onReconcile,omitempty"`
+	OnDelete      []renderedChild `yaml:"onDelete,omitempty" json:"onDelete,omitempty"`
+	Status        map[string]any  `yaml:"status,omitempty" json:"status,omitempty"`
+	StatusErrors  []string        `yaml:"statusErrors,omitempty" json:"statusErrors,omitempty"`
+	Finalizers    []string        `yaml:"finalizers,omitempty" json:"finalizers,omitempty"`
+	Notes         []string        `yaml:"notes,omitempty" json:"notes,omitempty"`
 }
 
 // renderedChild is one declared child.
 type renderedChild struct {
-	Kind      string `yaml:"kind"`
-	Name      string `yaml:"name"`
-	Namespace string `yaml:"namespace,omitempty"`
+	Kind      string `yaml:"kind" json:"kind"`
+	Name      string `yaml:"name" json:"name"`
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	// When is whether the child's when/or conditions hold.
-	When bool `yaml:"when"`
+	When bool `yaml:"when" json:"when"`
 	// Reconcile is true for drift-corrected children.
-	Reconcile   bool           `yaml:"reconcile"`
-	Once        bool           `yaml:"once,omitempty"`
-	RotateAfter string         `yaml:"rotateAfter,omitempty"`
-	Declared    string         `yaml:"declared"`
-	Object      map[string]any `yaml:"object,omitempty"`
+	Reconcile   bool           `yaml:"reconcile" json:"reconcile"`
+	Once        bool           `yaml:"once,omitempty" json:"once,omitempty"`
+	RotateAfter string         `yaml:"rotateAfter,omitempty" json:"rotateAfter,omitempty"`
+	Declared    string         `yaml:"declared" json:"declared"`
+	Object      map[string]any `yaml:"object,omitempty" json:"object,omitempty"`
 }
 
 // reconcilingEntry returns the entry that reconciles obj's kind (else the
@@ -302,4 +331,29 @@ func writeAdmission(w io.Writer, plan *engine.Plan) error {
 		}
 	}
 	return nil
+}
+
+// appliedChildren are the objects orkestra run would apply for the rendered
+// resources: the onCreate and onReconcile children whose conditions hold,
+// each object once, in apply order (the hooks' order, each hook in kind
+// order).
+func appliedChildren(reports []*renderedCR) []map[string]any {
+	var out []map[string]any
+	seen := map[string]bool{}
+	for _, r := range reports {
+		kids := append(append([]renderedChild(nil), r.OnCreate...), r.OnReconcile...)
+		// What a workload mounts exists before it: the katalog's kind order.
+		sort.SliceStable(kids, func(i, j int) bool {
+			return slices.Index(katalog.ApplyOrder, kids[i].Kind) < slices.Index(katalog.ApplyOrder, kids[j].Kind)
+		})
+		for _, c := range kids {
+			key := c.Kind + "/" + c.Namespace + "/" + c.Name
+			if !c.When || c.Object == nil || seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, c.Object)
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/spf13/cobra"
+
 	"k8s.io/client-go/rest"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -30,6 +31,9 @@ type katalogFlags struct {
 	// supplies the configuration of commands that always talk to a cluster.
 	kubeconfig string
 	cluster    func() (*rest.Config, error)
+	// collect, when set, receives the diagnostics instead of their text
+	// (check --format).
+	collect *katalog.Diagnostics
 }
 
 func (f *katalogFlags) register(cmd *cobra.Command) {
@@ -96,7 +100,7 @@ var errProblems = errors.New("the katalog has problems")
 func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
 	k, diags := katalog.LoadWith(f.loadOptions(), f.files...)
 	if diags.HasErrors() {
-		printDiagnostics(w, diags)
+		f.report(w, diags)
 		return nil, errProblems
 	}
 	b, err := f.backends()
@@ -105,15 +109,30 @@ func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
 	}
 	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit, MaxForEach: f.maxForEach, StrictTotality: f.strictTotality})
 	all := append(diags, cdiags...)
-	printDiagnostics(w, all)
+	f.report(w, all)
 	if all.HasErrors() {
 		return nil, errProblems
 	}
 	return plan, nil
 }
 
+func (f *katalogFlags) report(w io.Writer, diags katalog.Diagnostics) {
+	if f.collect != nil {
+		*f.collect = append(*f.collect, diags...)
+		return
+	}
+	printDiagnostics(w, diags)
+}
+
 // printDiagnostics prints diagnostics in file and position order.
 func printDiagnostics(w io.Writer, diags katalog.Diagnostics) {
+	for _, d := range sortedDiagnostics(diags) {
+		fmt.Fprintln(w, d.Error())
+	}
+}
+
+// sortedDiagnostics orders diagnostics by file and position.
+func sortedDiagnostics(diags katalog.Diagnostics) katalog.Diagnostics {
 	sorted := append(katalog.Diagnostics(nil), diags...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i].Pos, sorted[j].Pos
@@ -125,9 +144,7 @@ func printDiagnostics(w io.Writer, diags katalog.Diagnostics) {
 		}
 		return a.Col < b.Col
 	})
-	for _, d := range sorted {
-		fmt.Fprintln(w, d.Error())
-	}
+	return sorted
 }
 
 func newRootCmd() *cobra.Command {
