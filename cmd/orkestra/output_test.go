@@ -55,7 +55,7 @@ func TestRenderManifestsApply(t *testing.T) {
 func TestRenderAndConvertJSON(t *testing.T) {
 	out, _, code := run(t, "", "render", "-f", website, "../../examples/website/website-v1.yaml", "-o", "json")
 	var rep struct {
-		Entry    string
+		Entry       string
 		OnReconcile []struct{ Kind string } `json:"onReconcile"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || rep.Entry == "" || len(rep.OnReconcile) == 0 {
