@@ -71,7 +71,7 @@ func (d *decoder) admission(e *CRDEntry, o object) {
 			d.errorf(f.key, "admission", "admission: holds validation: and mutation:; write them in one place")
 			return
 		}
-		ao := d.mapping(f.value, "admission", []string{"validation", "mutation"}, nil)
+		ao := d.mapping(f.value, "admission", admissionKeys, nil)
 		v, m, prefix = ao["validation"], ao["mutation"], "admission."
 	}
 	if v.value != nil {
@@ -84,7 +84,7 @@ func (d *decoder) admission(e *CRDEntry, o object) {
 }
 
 func (d *decoder) validationRules(n *yaml.Node, path string) []*ValidationRule {
-	o := d.mapping(n, path, []string{"rules", "include"}, nil)
+	o := d.mapping(n, path, validationBlockKeys, nil)
 	if f, ok := o["include"]; ok {
 		d.errorf(f.key, path+".include", "validation include: files are not read; write the rules here")
 	}
@@ -135,7 +135,7 @@ func (d *decoder) validationRules(n *yaml.Node, path string) []*ValidationRule {
 }
 
 func (d *decoder) mutationRules(n *yaml.Node, path string) []*MutationRule {
-	o := d.mapping(n, path, []string{"rules", "mutateFirst", "include"}, nil)
+	o := d.mapping(n, path, mutationBlockKeys, nil)
 	if f, ok := o["include"]; ok {
 		d.errorf(f.key, path+".include", "mutation include: files are not read; write the rules here")
 	}
@@ -145,7 +145,7 @@ func (d *decoder) mutationRules(n *yaml.Node, path string) []*MutationRule {
 	var out []*MutationRule
 	for i, item := range d.list(o["rules"].value, path+".rules") {
 		ipath := fmt.Sprintf("%s.rules[%d]", path, i)
-		ro := d.mapping(item, ipath, []string{"field", "default", "override", "valueType"}, nil)
+		ro := d.mapping(item, ipath, mutationRuleKeys, nil)
 		r := &MutationRule{Pos: d.pos(resolve(item)), Path: ipath, Field: d.str(ro["field"].value, ipath+".field"), FieldPos: d.pos(ro["field"].value)}
 		switch {
 		case r.Field == "":
@@ -174,7 +174,7 @@ func (d *decoder) mutationRules(n *yaml.Node, path string) []*MutationRule {
 
 // security decodes the top-level `security:` section.
 func (d *decoder) security(n *yaml.Node) {
-	o := d.mapping(n, "security", []string{"deletionProtection", "namespaceProtection", "webhooks", "conversion", "rbac"}, nil)
+	o := d.mapping(n, "security", securityKeys, nil)
 	s := d.loader.k.Security
 	if s == nil {
 		s = &Security{Pos: d.pos(resolve(n))}
@@ -190,7 +190,7 @@ func (d *decoder) security(n *yaml.Node) {
 		if !ok {
 			continue
 		}
-		po := d.mapping(f.value, "security."+k, []string{"enabled", "cleanupOnShutdown", "failurePolicy"}, nil)
+		po := d.mapping(f.value, "security."+k, protectionKeys, nil)
 		on := !po.has("enabled") || d.boolean(po["enabled"].value, "security."+k+".enabled")
 		for _, x := range []string{"cleanupOnShutdown", "failurePolicy"} {
 			if g, ok := po[x]; ok {

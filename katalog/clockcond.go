@@ -33,7 +33,7 @@ func (d *decoder) clockCondition(c *Condition, o object, n *yaml.Node, path stri
 	}
 	switch kinds[0] {
 	case "time":
-		to := d.mapping(o["time"].value, path+".time", []string{"after", "before"}, nil)
+		to := d.mapping(o["time"].value, path+".time", timeKeys, nil)
 		c.Time = &TimeWindow{After: d.str(to["after"].value, path+".time.after"), Before: d.str(to["before"].value, path+".time.before"), Pos: d.pos(resolve(o["time"].value))}
 		for _, k := range []string{"after", "before"} {
 			if v := to[k]; v.value != nil {
@@ -46,7 +46,7 @@ func (d *decoder) clockCondition(c *Condition, o object, n *yaml.Node, path stri
 			d.errorf(o["time"].value, path+".time", "a time: condition needs after: and/or before: (\"HH:MM\")")
 		}
 	case "dayOfWeek":
-		do := d.mapping(o["dayOfWeek"].value, path+".dayOfWeek", []string{"weekday", "weekend", "in", "notIn"}, nil)
+		do := d.mapping(o["dayOfWeek"].value, path+".dayOfWeek", dayOfWeekKeys, nil)
 		w := &DayOfWeek{Pos: d.pos(resolve(o["dayOfWeek"].value))}
 		if do.has("weekday") {
 			b := d.boolean(do["weekday"].value, path+".dayOfWeek.weekday")

@@ -129,7 +129,7 @@ func mergeNodes(base, over *yaml.Node) *yaml.Node {
 // motif reads a Motif file named by an `- motif: PATH` import item and
 // returns its root mapping decoded for the given keys, with its decoder.
 func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, object) {
-	o := d.mapping(item, path, []string{"motif", "with"}, nil)
+	o := d.mapping(item, path, motifImportKeys, nil)
 	if !o.has("motif") {
 		d.errorf(item, path, "an import needs `motif:` (the path of a Motif file)")
 		return nil, nil

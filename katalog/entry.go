@@ -102,7 +102,7 @@ func (d *decoder) apiTypes(e *CRDEntry, f field) {
 	if f.value == nil {
 		return
 	}
-	o := d.mapping(f.value, "apiTypes", []string{"group", "version", "kind", "plural", "singular", "shortNames", "listKind", "scope", "namespaced", "categories"}, []string{"location", "object", "objectList", "alias", "list"})
+	o := d.mapping(f.value, "apiTypes", apiTypesKeys, []string{"location", "object", "objectList", "alias", "list"})
 	e.APITypes.Group = d.str(o["group"].value, "apiTypes.group")
 	e.APITypes.Version = d.str(o["version"].value, "apiTypes.version")
 	e.APITypes.Kind = d.str(o["kind"].value, "apiTypes.kind")
@@ -165,7 +165,7 @@ func (d *decoder) settings(e *CRDEntry, o object, path string) {
 }
 
 func (d *decoder) queue(n *yaml.Node, path string) *Queue {
-	o := d.mapping(n, path, []string{"maxDepth", "maxQueueDepth", "failureThreshold", "default"}, nil)
+	o := d.mapping(n, path, queueKeys, nil)
 	q := &Queue{Pos: d.pos(resolve(n))}
 	for _, key := range []string{"maxDepth", "maxQueueDepth"} {
 		if f, ok := o[key]; ok {
@@ -280,7 +280,7 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	}
 	status, spath := o["status"], path+".status"
 	if f, ok := o["emit"]; ok {
-		eo := d.mapping(f.value, path+".emit", []string{"status"}, nil)
+		eo := d.mapping(f.value, path+".emit", emitKeys, nil)
 		if es, ok := eo["status"]; ok {
 			if status.value != nil {
 				d.errorf(es.key, path+".emit.status", "status is already declared at %s; declare it once", d.pos(status.key))
@@ -680,7 +680,7 @@ func (d *decoder) operand(n *yaml.Node, path string) string {
 }
 
 func (d *decoder) status(n *yaml.Node, path string) *Status {
-	o := d.mapping(n, path, []string{"fields", "include"}, []string{"conditions", "children"})
+	o := d.mapping(n, path, statusKeys, unimplementedStatus)
 	s := &Status{Pos: d.pos(resolve(n))}
 	var items []*yaml.Node
 	if f, ok := o["include"]; ok {
@@ -695,7 +695,7 @@ func (d *decoder) status(n *yaml.Node, path string) *Status {
 	}
 	for i, item := range items {
 		ipath := fmt.Sprintf("%s.fields[%d]", path, i)
-		fo := d.mapping(item, ipath, []string{"path", "value", "type", "when", "clearOnFalse"}, nil)
+		fo := d.mapping(item, ipath, statusFieldKeys, nil)
 		f := &StatusField{Pos: d.pos(resolve(item))}
 		f.Path = strings.TrimPrefix(d.str(fo["path"].value, ipath+".path"), "status.")
 		if f.Path == "" {
@@ -785,7 +785,7 @@ var statusTypes = map[string]string{
 }
 
 func (d *decoder) conversion(n *yaml.Node) *Conversion {
-	o := d.mapping(n, "conversion", []string{"storageVersion", "paths"}, []string{"updateCRD", "participant", "enabled"})
+	o := d.mapping(n, "conversion", conversionKeys, unimplementedConversion)
 	c := &Conversion{Pos: d.pos(resolve(n))}
 	c.StorageVersion, c.StoragePos = d.str(o["storageVersion"].value, "conversion.storageVersion"), d.pos(o["storageVersion"].value)
 	list := resolve(o["paths"].value)
@@ -798,7 +798,7 @@ func (d *decoder) conversion(n *yaml.Node) *Conversion {
 	}
 	for i, item := range list.Content {
 		ipath := fmt.Sprintf("conversion.paths[%d]", i)
-		po := d.mapping(item, ipath, []string{"from", "to", "spec", "status", "metadata"}, nil)
+		po := d.mapping(item, ipath, conversionPathKeys, nil)
 		p := &ConversionPath{Pos: d.pos(resolve(item)), Index: i}
 		p.From, p.FromPos = d.str(po["from"].value, ipath+".from"), d.pos(po["from"].value)
 		p.To, p.ToPos = d.str(po["to"].value, ipath+".to"), d.pos(po["to"].value)
@@ -821,7 +821,7 @@ func (d *decoder) conversion(n *yaml.Node) *Conversion {
 			p.Status = d.value(f.value, ipath+".status")
 		}
 		if f, ok := po["metadata"]; ok {
-			mo := d.mapping(f.value, ipath+".metadata", []string{"labels", "annotations"}, nil)
+			mo := d.mapping(f.value, ipath+".metadata", pathMetadataKeys, nil)
 			if lf, ok := mo["labels"]; ok {
 				p.Labels = d.value(lf.value, ipath+".metadata.labels")
 			}

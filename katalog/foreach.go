@@ -12,7 +12,7 @@ import (
 // or map field of the custom resource (spec.regions; a leading `.` or
 // `self.` is accepted), `as` an optional alias of the current item.
 func (d *decoder) forEach(n *yaml.Node, path string) *ForEach {
-	o := d.mapping(n, path, []string{"field", "as"}, nil)
+	o := d.mapping(n, path, forEachKeys, nil)
 	f := &ForEach{Pos: d.pos(resolve(n))}
 	if !o.has("field") {
 		d.errorf(n, path, "forEach needs field: the dot path of a list or map field of the custom resource, e.g. spec.regions")

@@ -167,7 +167,7 @@ type Gates struct {
 
 // preReconcile decodes operatorBox.preReconcile.
 func (d *decoder) preReconcile(n *yaml.Node, path string) *Gates {
-	o := d.mapping(n, path, []string{"when", "or", "anyOf", "reconcileGate", "enqueueGate", "sentinels"}, []string{"external"})
+	o := d.mapping(n, path, preReconcileKeys, []string{"external"})
 	g := &Gates{Pos: d.pos(resolve(n))}
 	g.ReconcileWhen, g.ReconcileOr = d.gateConditions(o, path)
 	if f, ok := o["reconcileGate"]; ok {

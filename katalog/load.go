@@ -220,7 +220,7 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 	if kind != "Katalog" && kind != "Komposer" {
 		d.errorf(orNode(top["kind"].value, root), "kind", "kind must be Katalog (or Komposer, which composes katalogs), got %q", kind)
 	}
-	meta := d.mapping(top["metadata"].value, "metadata", []string{"name", "namespace", "description", "version", "author", "tags", "labels", "annotations", "maintainers", "homepage"}, []string{"license"})
+	meta := d.mapping(top["metadata"].value, "metadata", metadataKeys, []string{"license"})
 	if k.Name == "" {
 		k.Name = d.str(meta["name"].value, "metadata.name")
 		k.Description = d.str(meta["description"].value, "metadata.description")
@@ -243,7 +243,7 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 		d.errorf(root, "spec", "spec is missing; a katalog needs spec.crds")
 		return
 	}
-	spec := d.mapping(top["spec"].value, "spec", []string{"crds", "finalizers", "imports"}, unimplementedSpec)
+	spec := d.mapping(top["spec"].value, "spec", specKeys, unimplementedSpec)
 	if f, ok := spec["finalizers"]; ok {
 		k.Finalizers = append(k.Finalizers, d.strList(f.value, "spec.finalizers")...)
 	}
@@ -292,7 +292,7 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 // the operator itself, so that part changes nothing. Its REST API, intake
 // webhooks and remote clusters would let others create objects: errors.
 func (d *decoder) gateway(n *yaml.Node) {
-	o := d.mapping(n, "gateway", []string{"endpoint", "enabled", "standalone", "api", "webhooks", "clusters"}, nil)
+	o := d.mapping(n, "gateway", gatewayKeys, nil)
 	for _, k := range []string{"endpoint", "enabled", "standalone"} {
 		if f, ok := o[k]; ok {
 			d.warnf(f.key, "gateway."+k, "upstream's separate gateway is not used: this runtime serves /convert itself and its admission rules run in the API server; it is ignored")

@@ -35,7 +35,7 @@ func (d *decoder) notes(k *Katalog, n *yaml.Node, overriding bool) {
 	}
 	for i, item := range list.Content {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
-		o := d.mapping(item, ipath, []string{"name", "description", "expression", "shadow"}, nil)
+		o := d.mapping(item, ipath, noteKeys, nil)
 		note := &Note{Name: d.str(o["name"].value, ipath+".name"), Description: d.str(o["description"].value, ipath+".description"), Pos: d.pos(resolve(item))}
 		note.Shadow = d.boolean(o["shadow"].value, ipath+".shadow")
 		note.NamePos = d.pos(o["name"].value)
