@@ -200,11 +200,13 @@ func obj(keys []string, props map[string]any, open bool) map[string]any {
 	return s
 }
 
-func ref(def string) map[string]any    { return map[string]any{"$ref": "#/$defs/" + def} }
-func str() map[string]any              { return map[string]any{"type": "string"} }
-func boolean() map[string]any          { return map[string]any{"type": "boolean"} }
-func integer() map[string]any          { return map[string]any{"type": "integer"} }
-func arr(items any) map[string]any     { return map[string]any{"type": []string{"array", "null"}, "items": items} }
+func ref(def string) map[string]any { return map[string]any{"$ref": "#/$defs/" + def} }
+func str() map[string]any           { return map[string]any{"type": "string"} }
+func boolean() map[string]any       { return map[string]any{"type": "boolean"} }
+func integer() map[string]any       { return map[string]any{"type": "integer"} }
+func arr(items any) map[string]any {
+	return map[string]any{"type": []string{"array", "null"}, "items": items}
+}
 func oneOf(alts ...any) map[string]any { return map[string]any{"anyOf": alts} }
 func enum(vals ...any) map[string]any  { return map[string]any{"enum": vals} }
 

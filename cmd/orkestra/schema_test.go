@@ -103,11 +103,11 @@ func TestSchemaRejects(t *testing.T) {
 	s := compileSchema(t)
 	head := "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nspec:\n  crds:\n    site:\n"
 	for _, bad := range []string{
-		head + "      crdFiel: ./crd.yaml\n",                                                         // a typo of an entry key
+		head + "      crdFiel: ./crd.yaml\n", // a typo of an entry key
 		head + "      operatorBox:\n        onCreate:\n          deployments:\n            - imag: x\n", // a typo of a kind's field
 		head + "      validation:\n        rules:\n          - field: spec.a\n            action: block\n",
 		"apiVersion: orkestra.orkspace.io/v2\nkind: Katalog\n", // an unknown apiVersion
-		"kind: Katalog\nspec: {}\n",                           // no apiVersion
+		"kind: Katalog\nspec: {}\n", // no apiVersion
 	} {
 		if err := validateYAML(t, s, []byte(bad)); err == nil {
 			t.Errorf("accepted:\n%s", bad)
