@@ -99,6 +99,7 @@ expression) is reported on stderr.`,
 	fs.StringVar(&opts.Name, "name", opts.Name, "name of the namespaced objects (cluster-scoped ones are named NAMESPACE:NAME)")
 	fs.StringVar(&opts.Image, "image", opts.Image, "container image running orkestra")
 	fs.Int32Var(&opts.Replicas, "replicas", opts.Replicas, "replicas of the Deployment (one leads and reconciles; all serve /convert)")
+	fs.BoolVar(&opts.Monitoring, "monitoring", false, "add a ServiceMonitor, a PrometheusRule (conversion failures and p99 over 50 ms, reconcile errors, a growing queue, no leader) and a Grafana dashboard ConfigMap (label grafana_dashboard: \"1\")")
 	fs.BoolVar(&opts.CertManager, "cert-manager", false, "take the webhook certificate from cert-manager (Issuer, Certificate, CA injection) instead of the built-in mode")
 	fs.StringVarP(&outDir, "output-dir", "o", "", "write a kustomize base (one file per kind of object and kustomization.yaml) into this directory instead of printing")
 	return cmd

@@ -97,6 +97,10 @@ type Options struct {
 	// Otherwise the built-in mode: Orkestra creates and rotates it in a
 	// Secret and writes the CA bundle into the CRDs itself.
 	CertManager bool
+	// Monitoring adds a ServiceMonitor, a PrometheusRule and a Grafana
+	// dashboard (prometheus-operator and the Grafana sidecar must be
+	// installed to use them).
+	Monitoring bool
 	// KatalogPaths are the -f arguments as given (files or directories);
 	// empty means the katalog's files.
 	KatalogPaths []string
@@ -301,6 +305,12 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 			},
 		},
 	})
+
+	if opts.Monitoring {
+		for _, o := range in.monitoringObjects(labels, in.LeaseName) {
+			in.add(FileMonitoring, o)
+		}
+	}
 
 	if opts.CertManager {
 		for _, o := range in.certManagerObjects() {
