@@ -104,3 +104,17 @@ func TestRuleErrors(t *testing.T) {
 		})
 	}
 }
+
+// A list or a map exists when present: the original printed it non-empty
+// ("[]", "map[]") (orkspace/orkestra examples/intermediate/08-state-machine).
+func TestExistsOnAListOrMap(t *testing.T) {
+	dir := t.TempDir()
+	crd := strings.Replace(mustRead(t, "testdata/crd.yaml"), "                rateLimit: {type: integer}\n", "                rateLimit: {type: integer}\n                steps: {type: array, items: {type: string}}\n", 1)
+	_ = os.WriteFile(filepath.Join(dir, "crd.yaml"), []byte(crd), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "katalog.yaml"), []byte("apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nmetadata: {name: p}\nspec:\n  crds:\n    platform:\n      crdFile: ./crd.yaml\n      validation:\n        rules:\n          - field: spec.steps\n            operator: exists\n            message: steps are required\n"), 0o644)
+	plan := compile(t, dir)
+	rules := admission.CRDRules(plan, plan.Entries[0].Source.CRD, "v1")
+	if len(rules) != 1 || rules[0].Rule != "self.?spec.?steps.hasValue()" {
+		t.Fatalf("rules %+v", rules)
+	}
+}

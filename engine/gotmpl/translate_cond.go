@@ -320,10 +320,37 @@ func (b *Backend) TranslateStructuredCEL(c *katalog.Condition, ctx *engine.Conte
 	if idiomatic {
 		return src, nil
 	}
-	if !untypedAt(ctx.Self, strings.Split(c.Field, ".")) {
-		return "", &Untranslatable{Reason: "the field's schema type does not make a plain comparison exact"}
+	if untypedAt(ctx.Self, strings.Split(c.Field, ".")) {
+		return dynConditionCEL(c)
 	}
-	return dynConditionCEL(c)
+	if t := typeAt(ctx.Self, strings.Split(c.Field, ".")); (t == "array" || t == "object") && (c.Operator == "exists" || c.Operator == "notExists") {
+		// A list or a map prints non-empty ("[]", "map[]"): it exists when
+		// present, as the original read it.
+		e := optionalRef(c.Field) + ".hasValue()"
+		if c.Operator == "notExists" != c.Negate {
+			e = "!" + e
+		}
+		return e, nil
+	}
+	return "", &Untranslatable{Reason: "the field's schema type does not make a plain comparison exact"}
+}
+
+// typeAt is the schema type at path ("" when unknown).
+func typeAt(s *structuralschema.Structural, path []string) string {
+	for _, seg := range path {
+		if s == nil {
+			return ""
+		}
+		p, ok := s.Properties[seg]
+		if !ok {
+			return ""
+		}
+		s = &p
+	}
+	if s == nil {
+		return ""
+	}
+	return s.Type
 }
 
 // untypedAt reports whether the schema says nothing of the value at path
@@ -348,14 +375,7 @@ func untypedAt(s *structuralschema.Structural, path []string) bool {
 // operators read an int, a double or a numeric string (anything else is an
 // evaluation error, where the original read 0).
 func dynConditionCEL(c *katalog.Condition) (string, error) {
-	ref := "self"
-	for _, seg := range strings.Split(c.Field, ".") {
-		if isCELIdent(seg) {
-			ref += ".?" + seg
-		} else {
-			ref += "[?" + celString(seg) + "]"
-		}
-	}
+	ref := optionalRef(c.Field)
 	str := "(" + ref + ".hasValue() ? (type(" + ref + ".value()) == string ? " + ref + ".value() : string(" + ref + ".value())) : '')"
 	num := "(" + ref + ".hasValue() ? double(" + ref + ".value()) : 0.0)"
 	var e string
@@ -392,4 +412,17 @@ func dynConditionCEL(c *katalog.Condition) (string, error) {
 		e = "!(" + e + ")"
 	}
 	return e, nil
+}
+
+// optionalRef is a dot path over self as optional selections.
+func optionalRef(path string) string {
+	ref := "self"
+	for _, seg := range strings.Split(path, ".") {
+		if isCELIdent(seg) {
+			ref += ".?" + seg
+		} else {
+			ref += "[?" + celString(seg) + "]"
+		}
+	}
+	return ref
 }
