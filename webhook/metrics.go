@@ -1,13 +1,15 @@
 package webhook
 
 import (
-	"errors"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/orkestra-cel/metricsreg"
 )
 
 // Metric names.
@@ -81,31 +83,20 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	if reg != nil {
 		var err error
-		if m.requests, err = register(reg, m.requests); err != nil {
+		if m.requests, err = metricsreg.Register(reg, m.requests); err != nil {
 			return nil, err
 		}
-		if m.duration, err = register(reg, m.duration); err != nil {
+		if m.duration, err = metricsreg.Register(reg, m.duration); err != nil {
 			return nil, err
 		}
-		if m.active, err = register(reg, m.active); err != nil {
+		if m.active, err = metricsreg.Register(reg, m.active); err != nil {
 			return nil, err
 		}
-		if m.lastSeen, err = register(reg, m.lastSeen); err != nil {
+		if m.lastSeen, err = metricsreg.Register(reg, m.lastSeen); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }
 
 type pairKey struct {

@@ -1,9 +1,9 @@
 package storage
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/orkspace/orkestra-cel/metricsreg"
 )
 
 // Metric names.
@@ -52,31 +52,20 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	var err error
-	if m.objects, err = register(reg, m.objects); err != nil {
+	if m.objects, err = metricsreg.Register(reg, m.objects); err != nil {
 		return nil, err
 	}
-	if m.runs, err = register(reg, m.runs); err != nil {
+	if m.runs, err = metricsreg.Register(reg, m.runs); err != nil {
 		return nil, err
 	}
-	if m.running, err = register(reg, m.running); err != nil {
+	if m.running, err = metricsreg.Register(reg, m.running); err != nil {
 		return nil, err
 	}
-	if m.remaining, err = register(reg, m.remaining); err != nil {
+	if m.remaining, err = metricsreg.Register(reg, m.remaining); err != nil {
 		return nil, err
 	}
-	if m.stored, err = register(reg, m.stored); err != nil {
+	if m.stored, err = metricsreg.Register(reg, m.stored); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }
