@@ -2,20 +2,14 @@ package conformance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/orkspace/orkestra-cel/engine/conversion"
 )
 
 // Annotations the apiserver checks write.
@@ -132,6 +126,9 @@ type versionRun struct {
 	tag   string
 	write *checker
 	reads map[string]*checker // by version read at (v itself: write)
+	// meta checks labels and annotations; status and scale their
+	// subresources (nil where v does not serve them).
+	meta, status, scale *checker
 	// stored holds, by resourceVersion, the object as stored, for watch
 	// events.
 	stored map[string]map[string]any
@@ -213,38 +210,10 @@ func (a *apiRun) round(ctx context.Context, ci *crdInfo, round int, tag string) 
 }
 
 // versionChecks writes objects through version v with every verb and reads
-// them back at every version.
+// them back at every version: one step per verb.
 func (a *apiRun) versionChecks(ctx context.Context, ci *crdInfo, round int, tag, v string) {
-	vr := &versionRun{apiRun: a, ci: ci, v: v, tag: tag, reads: map[string]*checker{}, stored: map[string]map[string]any{}}
-	vr.write = a.begin(GroupAPIServer, fmt.Sprintf("%s write via %s %s", ci.name, v, tag))
-	for _, b := range ci.versions {
-		if b != v {
-			vr.reads[b] = a.begin(GroupAPIServer, fmt.Sprintf("%s read %s→%s %s", ci.name, v, b, tag))
-		}
-	}
-	meta := a.begin(GroupAPIServer, fmt.Sprintf("%s labels/annotations via %s %s", ci.name, v, tag))
-	var status, scale *checker
-	if ci.statusSub(v) {
-		status = a.begin(GroupAPIServer, fmt.Sprintf("%s status via %s %s", ci.name, v, tag))
-	}
-	if _, ok := ci.scaleSpecPath(v); ok {
-		scale = a.begin(GroupAPIServer, fmt.Sprintf("%s scale via %s %s", ci.name, v, tag))
-	}
-	defer func() {
-		a.end(vr.write)
-		for _, b := range ci.versions {
-			if b != v {
-				a.end(vr.reads[b])
-			}
-		}
-		a.end(meta)
-		if status != nil {
-			a.end(status)
-		}
-		if scale != nil {
-			a.end(scale)
-		}
-	}()
+	vr := a.beginVersion(ci, tag, v)
+	defer vr.endChecks()
 
 	group := fmt.Sprintf("r%d-%s", round, v)
 	sel := LabelGroup + "=" + group
@@ -256,208 +225,72 @@ func (a *apiRun) versionChecks(ctx context.Context, ci *crdInfo, round int, tag,
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 
-	// Watches at every version, before anything is written.
-	watchers := map[string]*watcher{}
-	for _, b := range ci.versions {
-		w, err := a.res(ci, b).Watch(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			vr.readCheck(b).failf("WATCH at %s: %v", b, err)
-			continue
-		}
-		watchers[b] = newWatcher(w)
-	}
-
-	// create, then get at the storage version and every other version.
-	var names []string
-	for _, o := range objs {
-		name := nestedString(o, "metadata", "name")
-		got, err := a.res(ci, v).Create(ctx, u(o), metav1.CreateOptions{FieldValidation: "Strict"})
-		if err != nil {
-			vr.write.fail(Failure{Object: o, Message: fmt.Sprintf("CREATE %s via %s: %v", name, v, err)})
-			continue
-		}
-		names = append(names, name)
-		// The API server handles a request at its version: with a status
-		// subresource, CREATE drops status; then the object converts to
-		// the storage version.
-		in := deepCopyMap(o)
-		if ci.statusSub(v) {
-			delete(in, "status")
-		}
-		want, err := a.model(ci, in, ci.storage)
-		if err != nil {
-			vr.write.fail(Failure{Object: o, Message: fmt.Sprintf("the offline converter fails on %s: %v", name, err)})
-			continue
-		}
-		if exp, err := a.model(ci, want, v); err == nil {
-			if ds := sameAs(got.Object, exp); len(ds) > 0 {
-				vr.write.fail(Failure{Object: o, Field: ds[0].path, Message: fmt.Sprintf("CREATE %s via %s: the response differs from the offline conversion: %s", name, v, describeDiffs(ds))})
-			} else {
-				vr.write.pass()
-			}
-		}
-		// Through the server, what is written via v reads back the same
-		// via v (the round-trip annotation aside).
-		sent := settle(deepCopyMap(o), ci.schemas[v])
-		back := deepCopyMap(got.Object)
-		if ci.statusSub(v) {
-			delete(sent, "status")
-		}
-		if ds := sameAs(withoutStash(back), withoutStash(sent)); len(ds) > 0 {
-			vr.write.fail(Failure{Object: o, Field: ds[0].path, Message: fmt.Sprintf("CREATE %s via %s (stored at %s) does not read back the same via %s: %s", name, v, ci.storage, v, describeDiffs(ds))})
-		} else {
-			vr.write.pass()
-		}
-		vr.expectStored(ctx, "CREATE via "+v, name, o, want)
-	}
+	watchers := vr.openWatches(ctx, sel)
+	names := vr.createStep(ctx, objs)
 	if len(names) == 0 {
 		for _, w := range watchers {
 			w.w.Stop()
 		}
 		return
 	}
-	sort.Strings(names)
-
-	// LIST at every version.
 	a.listCheck(ctx, vr, sel, names)
-
 	first := names[0]
-	// specOf returns the spec of the i-th object, or of the next one that
-	// has a spec (nil when none has).
-	specOf := func(i int) any {
-		for k := range objs {
-			if sp, ok := objs[(i+k)%len(objs)]["spec"]; ok && sp != nil {
-				return sp
-			}
-		}
-		return nil
+	vr.updateStep(ctx, first, specOf(objs, 1))
+	vr.patchStep(ctx, first, specOf(objs, 2))
+	vr.metadataStep(ctx, first)
+	if vr.status != nil {
+		vr.statusCheck(ctx, vr.status, first)
 	}
-
-	// UPDATE through v: another object's spec and an annotation.
-	if cur, err := a.res(ci, v).Get(ctx, first, metav1.GetOptions{}); err != nil {
-		vr.write.failf("GET %s at %s: %v", first, v, err)
-	} else {
-		upd := deepCopyMap(cur.Object)
-		setSpec(upd, specOf(1))
-		setNested(upd, v, "metadata", "annotations", AnnotationUpdated)
-		got, err := a.res(ci, v).Update(ctx, u(upd), metav1.UpdateOptions{FieldValidation: "Strict"})
-		if err != nil {
-			vr.write.fail(Failure{Object: upd, Message: fmt.Sprintf("UPDATE %s via %s: %v", first, v, err)})
-		} else {
-			vr.afterWrite(ctx, "UPDATE via "+v, first, upd, got.Object, cur.Object)
-		}
+	if vr.scale != nil {
+		vr.scaleCheck(ctx, vr.scale, first)
 	}
-
-	// PATCH through v: a JSON patch replacing spec, a merge patch of labels
-	// and annotations.
-	if cur, err := a.res(ci, v).Get(ctx, first, metav1.GetOptions{}); err != nil {
-		vr.write.failf("GET %s at %s: %v", first, v, err)
-	} else {
-		spec := specOf(2)
-		ops := []map[string]any{}
-		_, hasSpec := cur.Object["spec"]
-		switch {
-		case spec != nil && hasSpec:
-			ops = append(ops, map[string]any{"op": "replace", "path": "/spec", "value": spec})
-		case spec != nil:
-			ops = append(ops, map[string]any{"op": "add", "path": "/spec", "value": spec})
-		case hasSpec:
-			ops = append(ops, map[string]any{"op": "remove", "path": "/spec"})
-		}
-		jp, _ := json.Marshal(ops)
-		patched := deepCopyMap(cur.Object)
-		setSpec(patched, spec)
-		got, err := a.res(ci, v).Patch(ctx, first, types.JSONPatchType, jp, metav1.PatchOptions{FieldValidation: "Strict"})
-		if err != nil {
-			vr.write.fail(Failure{Object: patched, Message: fmt.Sprintf("PATCH (json) %s via %s: %v", first, v, err)})
-		} else {
-			vr.afterWrite(ctx, "PATCH (json) via "+v, first, patched, got.Object, cur.Object)
-		}
-		if cur, err = a.res(ci, v).Get(ctx, first, metav1.GetOptions{}); err == nil {
-			mp, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-				"labels":      map[string]any{AnnotationPatched: v},
-				"annotations": map[string]any{AnnotationPatched: v},
-			}})
-			patched = deepCopyMap(cur.Object)
-			setNested(patched, v, "metadata", "labels", AnnotationPatched)
-			setNested(patched, v, "metadata", "annotations", AnnotationPatched)
-			got, err := a.res(ci, v).Patch(ctx, first, types.MergePatchType, mp, metav1.PatchOptions{FieldValidation: "Strict"})
-			if err != nil {
-				vr.write.fail(Failure{Object: patched, Message: fmt.Sprintf("PATCH (merge) %s via %s: %v", first, v, err)})
-			} else {
-				vr.afterWrite(ctx, "PATCH (merge) via "+v, first, patched, got.Object, cur.Object)
-			}
-		}
-	}
-
-	// Labels and annotations written through v, seen through every version.
-	for _, b := range ci.versions {
-		got, err := a.res(ci, b).Get(ctx, first, metav1.GetOptions{})
-		if err != nil {
-			meta.failf("GET %s at %s: %v", first, b, err)
-			continue
-		}
-		labels, annots := got.GetLabels(), got.GetAnnotations()
-		switch {
-		case labels[LabelWritten] != v:
-			meta.fail(Failure{Field: join("metadata.labels", LabelWritten), Message: fmt.Sprintf("label %s=%s set at CREATE via %s reads %q at %s", LabelWritten, v, v, labels[LabelWritten], b)})
-		case labels[AnnotationPatched] != v:
-			meta.fail(Failure{Field: join("metadata.labels", AnnotationPatched), Message: fmt.Sprintf("label %s=%s set by PATCH via %s reads %q at %s", AnnotationPatched, v, v, labels[AnnotationPatched], b)})
-		case annots[AnnotationPatched] != v || annots[AnnotationUpdated] != v:
-			meta.fail(fieldFailure(join("metadata.annotations", AnnotationPatched), "annotations %s and %s set via %s read %q and %q at %s", AnnotationUpdated, AnnotationPatched, v, annots[AnnotationUpdated], annots[AnnotationPatched], b))
-		default:
-			meta.pass()
-		}
-	}
-	meta.Note = fmt.Sprintf("written via %s, read via %d versions", v, len(ci.versions))
-
-	if status != nil {
-		vr.statusCheck(ctx, status, first)
-	}
-	if scale != nil {
-		vr.scaleCheck(ctx, scale, first)
-	}
-
-	// DELETE through v: gone at every version.
-	if err := a.res(ci, v).Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
-		vr.write.failf("DELETE %s via %s: %v", first, v, err)
-	} else {
-		for _, b := range ci.versions {
-			_, err := a.res(ci, b).Get(ctx, first, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				vr.readCheck(b).pass()
-			} else {
-				vr.readCheck(b).failf("after DELETE via %s, GET %s at %s: %v (want NotFound)", v, first, b, err)
-			}
-		}
-	}
-
+	vr.deleteStep(ctx, first)
 	// Watch events at every version: converted, and as stored.
 	for _, b := range ci.versions {
 		if w := watchers[b]; w != nil {
 			vr.watchCheck(ctx, w, b, first, len(names))
 		}
 	}
-
-	// DELETECOLLECTION through v: nothing left at any version.
-	if err := a.res(ci, v).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}); err != nil {
-		vr.write.failf("DELETECOLLECTION via %s: %v", v, err)
-	} else {
-		for _, b := range ci.versions {
-			l, err := a.res(ci, b).List(ctx, metav1.ListOptions{LabelSelector: sel})
-			switch {
-			case err != nil:
-				vr.readCheck(b).failf("LIST at %s after DELETECOLLECTION: %v", b, err)
-			case len(l.Items) != 0:
-				vr.readCheck(b).failf("LIST at %s after DELETECOLLECTION via %s: %d objects left", b, v, len(l.Items))
-			default:
-				vr.readCheck(b).pass()
-			}
-		}
-	}
+	vr.deleteCollectionStep(ctx, sel)
 	vr.write.Note = fmt.Sprintf("%d objects: create, get, list, watch, update, patch, delete, deletecollection", len(objs))
 	for b, c := range vr.reads {
 		c.Note = fmt.Sprintf("%d objects written via %s read via %s: get, list, watch", len(objs), v, b)
+	}
+}
+
+// beginVersion starts the checks of one version's run: writes, reads at
+// every other version, metadata, and status and scale where served.
+func (a *apiRun) beginVersion(ci *crdInfo, tag, v string) *versionRun {
+	vr := &versionRun{apiRun: a, ci: ci, v: v, tag: tag, reads: map[string]*checker{}, stored: map[string]map[string]any{}}
+	vr.write = a.begin(GroupAPIServer, fmt.Sprintf("%s write via %s %s", ci.name, v, tag))
+	for _, b := range ci.versions {
+		if b != v {
+			vr.reads[b] = a.begin(GroupAPIServer, fmt.Sprintf("%s read %s→%s %s", ci.name, v, b, tag))
+		}
+	}
+	vr.meta = a.begin(GroupAPIServer, fmt.Sprintf("%s labels/annotations via %s %s", ci.name, v, tag))
+	if ci.statusSub(v) {
+		vr.status = a.begin(GroupAPIServer, fmt.Sprintf("%s status via %s %s", ci.name, v, tag))
+	}
+	if _, ok := ci.scaleSpecPath(v); ok {
+		vr.scale = a.begin(GroupAPIServer, fmt.Sprintf("%s scale via %s %s", ci.name, v, tag))
+	}
+	return vr
+}
+
+// endChecks ends every check beginVersion started.
+func (vr *versionRun) endChecks() {
+	vr.end(vr.write)
+	for _, b := range vr.ci.versions {
+		if b != vr.v {
+			vr.end(vr.reads[b])
+		}
+	}
+	vr.end(vr.meta)
+	for _, c := range []*checker{vr.status, vr.scale} {
+		if c != nil {
+			vr.end(c)
+		}
 	}
 }
 
@@ -630,158 +463,6 @@ func (vr *versionRun) watchCheck(ctx context.Context, w *watcher, b, first strin
 	case !bad:
 		c.pass()
 	}
-}
-
-// statusCheck writes status through v's /status and checks it at every
-// version; an UPDATE of the main resource must leave status alone.
-func (vr *versionRun) statusCheck(ctx context.Context, c *checker, name string) {
-	ci, v := vr.ci, vr.v
-	var status any = map[string]any{}
-	for _, o := range ci.objects[v] {
-		if st, ok := o["status"].(map[string]any); ok && len(st) > 0 {
-			status = st
-			break
-		}
-	}
-	cur, err := vr.res(ci, v).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		c.failf("GET %s at %s: %v", name, v, err)
-		return
-	}
-	sent := deepCopyMap(cur.Object)
-	sent["status"] = runtimeCopy(status)
-	got, err := vr.res(ci, v).UpdateStatus(ctx, u(sent), metav1.UpdateOptions{FieldValidation: "Strict"})
-	if err != nil {
-		c.fail(Failure{Object: sent, Message: fmt.Sprintf("UPDATE %s/status via %s: %v", name, v, err)})
-		return
-	}
-	// The API server takes the object it holds at v, sets the status
-	// written, and converts the whole to the storage version.
-	want, err := vr.model(ci, sent, ci.storage)
-	if err != nil {
-		c.fail(Failure{Object: sent, Message: fmt.Sprintf("the offline converter fails on the status write: %v", err)})
-		return
-	}
-	exp, _ := vr.model(ci, want, v)
-	if ds := sameAs(got.Object, exp); len(ds) > 0 {
-		c.fail(Failure{Object: sent, Field: ds[0].path, Message: fmt.Sprintf("UPDATE %s/status via %s: the response differs from the offline conversion: %s", name, v, describeDiffs(ds))})
-	} else {
-		c.pass()
-	}
-	// What was written comes back, and spec is untouched.
-	settled := settle(deepCopyMap(sent), ci.schemas[v])
-	var ds []difference
-	diffAt(&ds, "status", got.Object["status"], settled["status"], hasKey(got.Object, "status"), hasKey(settled, "status"))
-	if len(ds) > 0 {
-		c.fail(Failure{Object: sent, Field: ds[0].path, Message: fmt.Sprintf("status written via %s/status reads back differently at %s (stored at %s): %s", v, v, ci.storage, describeDiffs(ds))})
-	} else {
-		c.pass()
-	}
-	ds = nil
-	diffAt(&ds, "spec", got.Object["spec"], cur.Object["spec"], hasKey(got.Object, "spec"), hasKey(cur.Object, "spec"))
-	if len(ds) > 0 {
-		c.fail(Failure{Object: sent, Field: ds[0].path, Message: "a /status write changed spec: " + describeDiffs(ds)})
-	} else {
-		c.pass()
-	}
-	gotS := vr.expectStored(ctx, "UPDATE /status via "+v, name, sent, want)
-	if gotS == nil {
-		return
-	}
-	// An UPDATE of the main resource ignores status.
-	cur2, err := vr.res(ci, v).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		c.failf("GET %s at %s: %v", name, v, err)
-		return
-	}
-	upd := deepCopyMap(cur2.Object)
-	upd["status"] = map[string]any{}
-	if _, err := vr.res(ci, v).Update(ctx, u(upd), metav1.UpdateOptions{}); err != nil {
-		c.failf("UPDATE %s via %s: %v", name, v, err)
-		return
-	}
-	after, err := vr.storedNow(ctx, name)
-	if err != nil {
-		c.failf("GET %s at %s: %v", name, ci.storage, err)
-		return
-	}
-	ds = nil
-	diffAt(&ds, "status", after["status"], gotS["status"], hasKey(after, "status"), hasKey(gotS, "status"))
-	if len(ds) > 0 {
-		c.fail(Failure{Object: upd, Field: ds[0].path, Message: fmt.Sprintf("an UPDATE of the main resource via %s changed status: %s", v, describeDiffs(ds))})
-	} else {
-		c.pass()
-	}
-	c.Note = fmt.Sprintf("status written via %s/status, read via %d versions", v, len(ci.versions))
-}
-
-func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
-
-// withoutStash drops the round-trip annotation (and annotations, when it
-// was the only one).
-func withoutStash(obj map[string]any) map[string]any {
-	meta, _ := obj["metadata"].(map[string]any)
-	ann, _ := meta["annotations"].(map[string]any)
-	if _, ok := ann[conversion.StashAnnotation]; !ok {
-		return obj
-	}
-	delete(ann, conversion.StashAnnotation)
-	if len(ann) == 0 {
-		delete(meta, "annotations")
-	}
-	return obj
-}
-
-// scaleCheck reads the scale subresource at v and compares its replicas
-// with the object's.
-func (vr *versionRun) scaleCheck(ctx context.Context, c *checker, name string) {
-	ci, v := vr.ci, vr.v
-	path, _ := ci.scaleSpecPath(v)
-	obj, err := vr.res(ci, v).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		c.failf("GET %s at %s: %v", name, v, err)
-		return
-	}
-	sc, err := vr.res(ci, v).Get(ctx, name, metav1.GetOptions{}, "scale")
-	if err != nil {
-		c.failf("GET %s/scale via %s: %v", name, v, err)
-		return
-	}
-	var want int64
-	var cur any = obj.Object
-	for _, k := range splitJSONPath(path) {
-		m, _ := cur.(map[string]any)
-		cur = m[k]
-	}
-	if n, ok := number(cur); ok {
-		want = int64(n)
-	}
-	got, _, _ := unstructured.NestedInt64(sc.Object, "spec", "replicas")
-	if got != want {
-		c.fail(fieldFailure(path, "%s/scale via %s: spec.replicas is %d, the object's %s is %d", name, v, got, path, want))
-		return
-	}
-	c.pass()
-	c.Note = fmt.Sprintf("replicas from %s", path)
-}
-
-func splitJSONPath(p string) []string {
-	var out []string
-	cur := ""
-	for _, r := range p {
-		if r == '.' {
-			if cur != "" {
-				out = append(out, cur)
-			}
-			cur = ""
-			continue
-		}
-		cur += string(r)
-	}
-	if cur != "" {
-		out = append(out, cur)
-	}
-	return out
 }
 
 // storageCheck is the upstream e2e "non-homogeneous list": an object stored

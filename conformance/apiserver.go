@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,7 +143,7 @@ func (r *runner) startWebhook() (*webhookServer, error) {
 	h := webhook.NewConvertHandler(conv, webhook.ConvertOptions{Served: webhook.Served(r.plan), Metrics: metrics})
 	rec := &recorder{next: h}
 	mux := http.NewServeMux()
-	mux.Handle("/convert", rec)
+	mux.Handle(webhook.ConvertPath, rec)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
@@ -155,7 +156,7 @@ func (r *runner) startWebhook() (*webhookServer, error) {
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	ws := &webhookServer{
-		url:     fmt.Sprintf("https://%s/convert", ln.Addr().String()),
+		url:     "https://" + ln.Addr().String() + webhook.ConvertPath,
 		caPEM:   cert.caPEM,
 		rec:     rec,
 		metrics: metrics,
@@ -245,6 +246,9 @@ func (r *runner) apiServerChecks(ctx context.Context) {
 	if len(a.installed) == 0 {
 		return
 	}
+	for _, ci := range a.installed {
+		a.deprecationChecks(ctx, ci)
+	}
 	for round, order := range reviewOrders {
 		if ctx.Err() != nil {
 			return
@@ -319,6 +323,9 @@ func (a *apiRun) install(ctx context.Context, ci *crdInfo, order []string) error
 	crd.ObjectMeta = metav1.ObjectMeta{Name: crd.Name, Labels: crd.Labels, Annotations: crd.Annotations}
 	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
 	crd.Spec.PreserveUnknownFields = false
+	if a.plan.Katalog != nil {
+		a.plan.Katalog.ApplyDeprecations(ci.crd, &crd.Spec)
+	}
 	url := a.wh.url
 	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
 		Strategy: apiextensionsv1.WebhookConverter,

@@ -15,7 +15,7 @@
 //     validates against B's schema after pruning, as the API server prunes.
 //   - roundtrip: A→B→A gives back A for every pair of served versions, over
 //     the katalog's sample objects and objects generated from A's schema
-//     (katalog/objgen, deterministic from a seed); expected conversions
+//     (objgen, deterministic from a seed); expected conversions
 //     (Options.Golden) hold. A failure shows the smallest object found that
 //     still fails (objgen.Shrink) and the field that differs.
 //   - protocol: through the real /convert handler (webhook.ConvertHandler):
@@ -109,6 +109,9 @@ type Options struct {
 	// webhookConverter replaces the converter behind the served /convert
 	// (tests: a broken webhook must be caught).
 	webhookConverter webhook.Converter
+	// offlineConverter replaces the converter of the offline checks (tests:
+	// a converter that ignores edits must be caught).
+	offlineConverter webhook.Converter
 }
 
 // Golden is an expected conversion: Object read at Version must be Want.
@@ -153,6 +156,9 @@ type Failure struct {
 	// Object is the object that fails — for generated objects the smallest
 	// one found that still fails.
 	Object map[string]any
+	// Explain are the lines of `orkestra explain` about the field: where
+	// the path puts it and how it comes back.
+	Explain []string
 }
 
 // Report is the outcome of a run.
@@ -239,6 +245,10 @@ func Run(ctx context.Context, plan *engine.Plan, opts Options) *Report {
 		opts.APIServerCount = 0
 	}
 	r := &runner{plan: plan, opts: opts, conv: conversion.New(plan, opts.Conversion)}
+	r.offline = r.conv
+	if opts.offlineConverter != nil {
+		r.offline = opts.offlineConverter
+	}
 	r.report.Katalog = plan.Katalog.File
 	r.report.Seed, r.report.Count = opts.Seed, opts.Count
 
@@ -250,6 +260,7 @@ func Run(ctx context.Context, plan *engine.Plan, opts Options) *Report {
 	}
 	for _, ci := range r.crds {
 		r.roundTripChecks(ci)
+		r.editWinsChecks(ci)
 	}
 	r.goldenChecks()
 	r.protocolChecks()
@@ -262,11 +273,14 @@ func Run(ctx context.Context, plan *engine.Plan, opts Options) *Report {
 
 // runner holds one run's state.
 type runner struct {
-	plan   *engine.Plan
-	opts   Options
-	conv   *conversion.Converter
-	crds   []*crdInfo
-	report Report
+	plan *engine.Plan
+	opts Options
+	conv *conversion.Converter
+	// offline converts for the static and round-trip checks: conv, unless a
+	// test replaces it.
+	offline webhook.Converter
+	crds    []*crdInfo
+	report  Report
 	// sampleErrs are sample files that could not be read.
 	sampleErrs []Failure
 }

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,25 +9,19 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-)
 
-// AssetsScript is the script of an Orkestra checkout that builds (once) and
-// prints the directory of kube-apiserver and etcd.
-const AssetsScript = "hack/envtest-assets.sh"
+	"github.com/orkspace/orkestra-cel/envassets"
+)
 
 // Environment is a running kube-apiserver and etcd (controller-runtime's
 // envtest) with clients for it. One environment can serve several runs,
@@ -46,11 +39,11 @@ type Environment struct {
 }
 
 // StartEnvironment starts kube-apiserver and etcd. assetsDir holds the two
-// binaries; empty means $KUBEBUILDER_ASSETS, else what AssetsScript prints,
+// binaries; empty means $KUBEBUILDER_ASSETS, else what envassets.Script prints,
 // the script searched for in searchDirs, the working directory, and their
 // parents. Stop it when done.
 func StartEnvironment(ctx context.Context, assetsDir string, searchDirs ...string) (*Environment, error) {
-	dir, err := FindAssets(ctx, assetsDir, searchDirs...)
+	dir, err := envassets.Find(ctx, assetsDir, nil, searchDirs...)
 	if err != nil {
 		return nil, err
 	}
@@ -85,91 +78,6 @@ func (e *Environment) Stop() error {
 		return nil
 	}
 	return e.env.Stop()
-}
-
-// errNoAssets explains how to get the binaries.
-var errNoAssets = errors.New("kube-apiserver and etcd are needed for the apiserver checks and were not found. " +
-	"Set KUBEBUILDER_ASSETS to a directory holding both binaries — in an Orkestra checkout run " +
-	"`export KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh)` (or `make envtest`), which builds them from the " +
-	"Go module proxy; elsewhere `go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path 1.37.x` prints such a directory")
-
-// FindAssets returns the directory holding kube-apiserver and etcd: dir
-// when given, else $KUBEBUILDER_ASSETS, else the output of AssetsScript
-// found in searchDirs, the working directory or one of their parents.
-func FindAssets(ctx context.Context, dir string, searchDirs ...string) (string, error) {
-	check := func(d, from string) (string, error) {
-		var missing []string
-		for _, b := range []string{"kube-apiserver", "etcd"} {
-			if st, err := os.Stat(filepath.Join(d, b)); err != nil || st.IsDir() {
-				missing = append(missing, b)
-			}
-		}
-		if len(missing) > 0 {
-			return "", fmt.Errorf("%s names %s, which lacks %s: %w", from, d, strings.Join(missing, " and "), errNoAssets)
-		}
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			return d, nil
-		}
-		return abs, nil
-	}
-	if dir != "" {
-		return check(dir, "the assets directory option")
-	}
-	if env := os.Getenv("KUBEBUILDER_ASSETS"); env != "" {
-		return check(env, "KUBEBUILDER_ASSETS")
-	}
-	if wd, err := os.Getwd(); err == nil {
-		searchDirs = append(searchDirs, wd)
-	}
-	seen := map[string]bool{}
-	for _, start := range searchDirs {
-		d, err := filepath.Abs(start)
-		if err != nil {
-			continue
-		}
-		for {
-			if seen[d] {
-				break
-			}
-			seen[d] = true
-			script := filepath.Join(d, AssetsScript)
-			if st, err := os.Stat(script); err == nil && !st.IsDir() {
-				out, err := runAssetsScript(ctx, script)
-				if err != nil {
-					return "", err
-				}
-				return check(out, script)
-			}
-			parent := filepath.Dir(d)
-			if parent == d {
-				break
-			}
-			d = parent
-		}
-	}
-	return "", errNoAssets
-}
-
-func runAssetsScript(ctx context.Context, script string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 45*time.Minute) // a first build compiles both from source
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", script)
-	cmd.Dir = filepath.Dir(filepath.Dir(script))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		tail := strings.TrimSpace(stderr.String())
-		if len(tail) > 2000 {
-			tail = "…" + tail[len(tail)-2000:]
-		}
-		return "", fmt.Errorf("%s failed (%v): %s: %w", script, err, tail, errNoAssets)
-	}
-	out := strings.TrimSpace(stdout.String())
-	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
-		out = out[i+1:]
-	}
-	return out, nil
 }
 
 // servingCert is a CA made for one run and a serving certificate it signed

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -24,8 +23,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 // crdInfo is one CRD the katalog names, with what the checks need.
@@ -272,7 +272,7 @@ func (r *runner) to(ci *crdInfo, obj map[string]any, version string) (map[string
 	if u.GetAPIVersion() == ci.gv(version) {
 		return settle(deepCopyMap(obj), ci.schemas[version]), nil
 	}
-	out, err := r.conv.Convert(u, ci.gv(version))
+	out, err := r.offline.Convert(u, ci.gv(version))
 	if err != nil {
 		return nil, err
 	}
@@ -425,57 +425,9 @@ func diffAt(out *[]difference, path string, got, want any, hasGot, hasWant bool)
 		}
 		return
 	}
-	if !jsonEqual(got, want) {
+	if !jsonval.Equal(got, want) {
 		*out = append(*out, difference{path: path, got: got, want: want, hasGot: true, hasWant: true})
 	}
-}
-
-// jsonEqual compares JSON values; numbers compare by value.
-func jsonEqual(a, b any) bool {
-	if x, ok := number(a); ok {
-		y, ok := number(b)
-		return ok && x == y
-	}
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !jsonEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
 }
 
 // brief prints a value for a message, cut to 120 bytes.

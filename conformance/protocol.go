@@ -12,6 +12,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/orkspace/orkestra-cel/engine/conversion"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 	"github.com/orkspace/orkestra-cel/webhook"
 )
 
@@ -183,7 +184,7 @@ func checkConverted(r *runner, orig, got map[string]any, desired string, i int) 
 	om, _ := orig["metadata"].(map[string]any)
 	gm, _ := got["metadata"].(map[string]any)
 	for _, k := range []string{"name", "namespace", "uid"} {
-		if !jsonEqual(om[k], gm[k]) {
+		if !jsonval.Equal(om[k], gm[k]) {
 			return fail("metadata."+k, "metadata.%s changed from %v to %v (order kept? the API server matches objects by position)", k, om[k], gm[k])
 		}
 	}
@@ -200,7 +201,7 @@ func checkConverted(r *runner, orig, got map[string]any, desired string, i int) 
 		}
 		ov, ho := om[k]
 		gv, hg := gm[k]
-		if ho != hg || !jsonEqual(ov, gv) {
+		if ho != hg || !jsonval.Equal(ov, gv) {
 			return fail("metadata."+k, "metadata.%s changed (%s → %s); only labels and annotations may change", k, brief(ov), brief(gv))
 		}
 	}

@@ -40,6 +40,12 @@ func formatFailures(c Check, indent string) string {
 		if f.Field != "" {
 			fmt.Fprintf(&b, "%s  field: %s\n", indent, f.Field)
 		}
+		if len(f.Explain) > 0 {
+			fmt.Fprintf(&b, "%s  explain:\n", indent)
+			for _, l := range f.Explain {
+				fmt.Fprintf(&b, "%s  %s\n", indent, l)
+			}
+		}
 		if f.Object != nil {
 			label := "object:"
 			if i == 0 && (c.Group == GroupRoundTrip || strings.HasPrefix(c.Name, "outputs ")) {

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 // tripResult is what one object's A→B→A trip found.
@@ -151,8 +151,27 @@ func (r *runner) runTrips(c *checker, ci *crdInfo, a, b string, pick func(tripRe
 			ci.failing[a] = append(ci.failing[a], shrunk)
 		}
 	}
+	r.explain(c, ci, a, b)
 	c.Note = fmt.Sprintf("%d objects (%d generated, seed %d)", len(ci.objects[a]), ci.generated[a], r.opts.Seed)
 	r.end(c)
+}
+
+// explain adds to each failure of c the coverage lines of its field for
+// the path a→b (or its first hop, through the storage version).
+func (r *runner) explain(c *checker, ci *crdInfo, a, b string) {
+	if ci.conv == nil {
+		return
+	}
+	route, ok := ci.conv.Route(a, b)
+	if !ok {
+		return
+	}
+	cov := r.conv.Coverage(ci.conv, a, route[0].To)
+	for i := range c.Failures {
+		if f := &c.Failures[i]; f.Field != "" && cov != nil {
+			f.Explain = cov.LinesFor(f.Field)
+		}
+	}
 }
 
 // goldenChecks checks the expected conversions offline: the direct

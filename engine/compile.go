@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,12 @@ import (
 type CompileOptions struct {
 	// CostLimit is the static per-expression cost limit (0: backend default).
 	CostLimit uint64
+	// MaxForEach bounds the children of one forEach declaration whose field
+	// has no maxItems/maxProperties (0: DefaultMaxForEach).
+	MaxForEach int
+	// StrictTotality makes a conversion expression that can fail on an
+	// object its source schema accepts an error instead of a warning.
+	StrictTotality bool
 }
 
 // MaxExpressions bounds the expressions one katalog compiles (conditions
@@ -30,6 +37,9 @@ const MaxExpressions = 5000
 // diagnostics hold no error.
 func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalog.Diagnostics) {
 	c := &compiler{b: b, opts: opts}
+	if len(k.Notes) > 0 {
+		c.notes(k)
+	}
 	p := &Plan{Katalog: k, Conversions: map[schema.GroupKind]*Conversion{}}
 	reconciler := reconcilingEntries(k)
 	for _, src := range k.CRDs {
@@ -49,7 +59,15 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			Reconciles: reconciler[src.CRD] == src,
 			Schema:     src.Schema(),
 			Hooks:      map[string][]*Resource{},
+			Namespaces: src.Namespaces,
+			DependsOn:  src.DependsOn,
 		}
+		c.vars = nil
+		if e.ReadsChildren = mentionsChildren(src); e.ReadsChildren {
+			// (An environment with children is built only where needed.)
+			c.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
+		}
+		c.timed = nil
 		if src.Box != nil {
 			e.HasBox = true
 			e.Finalizers = src.Box.Finalizers
@@ -64,7 +82,12 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 							e.Hooks[h] = append(e.Hooks[h], cr)
 						}
 					}
+					c.checkIdentities(e.Hooks[h])
 				}
+			}
+			if g := src.Box.Gates; g != nil {
+				e.Gate = c.conditions(src, g.ReconcileWhen, g.ReconcileOr, "operatorBox.preReconcile")
+				e.EnqueueGate = c.conditions(src, g.EnqueueWhen, g.EnqueueOr, "operatorBox.preReconcile.enqueueGate")
 			}
 			if src.Box.Status != nil {
 				for i, f := range src.Box.Status.Fields {
@@ -74,6 +97,9 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 				}
 			}
 		}
+		c.vars = nil // a conversion sees only the object converted
+		e.Admission = c.admission(src)
+		e.Timed = c.timed
 		if src.Conversion != nil {
 			if conv := c.conversion(src); conv != nil {
 				p.Conversions[conv.GroupKind] = conv
@@ -92,6 +118,19 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 	p.Stats.Entries = len(p.Entries)
 	p.Stats.Expressions = c.exprs
 	return p, c.diags
+}
+
+// notes gives the katalog's user-defined template functions to the legacy
+// backend.
+func (c *compiler) notes(k *katalog.Katalog) {
+	nb, ok := c.b.Legacy.(NotesBackend)
+	if !ok {
+		c.errorf(k.Notes[0].Pos, "notes", "notes: (user-defined template functions) need the legacy adapter, which is not enabled in this build")
+		return
+	}
+	legacy, diags := nb.WithNotes(k.Notes)
+	c.diags = append(c.diags, diags...)
+	c.b.Legacy = legacy
 }
 
 func hasConversion(k *katalog.Katalog, crd *katalog.CRD) bool {
@@ -126,6 +165,29 @@ type compiler struct {
 	entry string
 	diags katalog.Diagnostics
 	exprs int
+	// vars are the variables CEL expressions of the current entry (and
+	// forEach declaration) may read besides self; legacySelf, when set, is
+	// the schema legacy templates see as their root instead of self (a
+	// forEach declaration adds .item and friends to it).
+	vars       []Var
+	legacySelf *structuralschema.Structural
+	// timed are the entry's values and conditions that read the clock.
+	timed []Timed
+}
+
+// noteTimed records x when it reads the clock.
+func (c *compiler) noteTimed(x any) {
+	if t, ok := x.(Timed); ok && t.ReadsClock() {
+		c.timed = append(c.timed, t)
+	}
+}
+
+// selfFor is the root schema an expression of language lang sees.
+func (c *compiler) selfFor(lang Language, self *structuralschema.Structural) *structuralschema.Structural {
+	if lang == Legacy && c.legacySelf != nil {
+		return c.legacySelf
+	}
+	return self
 }
 
 func (c *compiler) errorf(pos katalog.Pos, field, format string, args ...any) {
@@ -143,9 +205,18 @@ type target struct {
 	selfVersion string
 	coerce      Coerce
 	allowRandom func(field string) bool
+	// rawRefs: a legacy template that is one plain field reference
+	// ({{ .spec.list }}) yields the field's value, not its printing — as
+	// upstream reads toNamespaces items (pkg/resources/template/helper.go,
+	// resolveRawValue).
+	rawRefs func(field string) bool
 	// checkRequired reports required target fields a map leaves unset
 	// (conversion outputs construct whole objects).
 	checkRequired bool
+	// total asks where expressions can fail on valid objects (conversions).
+	total bool
+	// labels: the values are labels (a conversion's metadata.labels).
+	labels bool
 }
 
 func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource {
@@ -157,9 +228,19 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 		selfVersion: e.APITypes.Version,
 		coerce:      CoerceTyped,
 		allowRandom: func(field string) bool { return r.Once && strings.HasPrefix(field, base+".data.") },
+		rawRefs:     func(field string) bool { return strings.HasPrefix(field, base+".toNamespaces[") },
 	}
 	if kind.Open {
 		t.coerce = CoerceGuess
+	}
+	errsBefore := len(c.diags.Errors())
+	var fe *ForEach
+	if r.ForEach != nil {
+		fe = c.forEach(e, r, base)
+		defer c.endForEach(c.vars)
+		if fe != nil {
+			c.beginForEach(e, fe)
+		}
 	}
 	var fields []NodeField
 	hasName := false
@@ -174,7 +255,7 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 	}
 	if !hasName {
 		name := "${self.metadata.name}-" + kind.NameSuffix
-		expr, diags := c.b.CEL.CompileValue(name, &Context{Entry: c.entry, Field: base + ".name", Pos: r.Pos, Self: e.Schema(), SelfVersion: e.APITypes.Version, Expected: kind.Fields["name"], CostLimit: c.opts.CostLimit})
+		expr, diags := c.b.CEL.CompileValue(name, &Context{Entry: c.entry, Field: base + ".name", Pos: r.Pos, Self: e.Schema(), SelfVersion: e.APITypes.Version, Expected: kind.Fields["name"], CostLimit: c.opts.CostLimit, Vars: c.vars})
 		c.diags = append(c.diags, diags...)
 		if expr != nil {
 			fields = append([]NodeField{{Key: "name", Value: NewExpr(base+".name", expr)}}, fields...)
@@ -189,8 +270,39 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 		Once:        r.Once,
 		RotateAfter: r.RotateAfter,
 	}
+	out.ForEach = fe
+	if fe != nil && len(c.diags.Errors()) == errsBefore {
+		// (A name that failed to compile says nothing of the item.)
+		c.checkItemIdentity(r, out, fe, base)
+	}
+	out.GVK = literalGVK(kind, out.Fields)
+	if av := out.Fields.Get("apiVersion"); kind.Open && out.GVK == nil && av != nil && av.IsLiteral() {
+		if _, err := schema.ParseGroupVersion(fmt.Sprint(av.Literal)); err != nil {
+			c.errorf(av.Pos, base+".apiVersion", "apiVersion %v is not group/version (such as example.io/v1): %v", av.Literal, err)
+		}
+	}
 	out.When = c.conditions(e, r.When, r.Or, base)
 	return out
+}
+
+// literalGVK is a child's kind when it is known before evaluation.
+func literalGVK(kind *katalog.KindSpec, fields *Node) *schema.GroupVersionKind {
+	if !kind.Open {
+		gvk := schema.FromAPIVersionAndKind(kind.APIVersion, kind.Kind)
+		return &gvk
+	}
+	av, k := fields.Get("apiVersion"), fields.Get("kind")
+	if av == nil || k == nil || !av.IsLiteral() || !k.IsLiteral() {
+		return nil
+	}
+	avs, _ := av.Literal.(string)
+	ks, _ := k.Literal.(string)
+	gv, err := schema.ParseGroupVersion(avs)
+	if err != nil || ks == "" {
+		return nil
+	}
+	gvk := gv.WithKind(ks)
+	return &gvk
 }
 
 // conditions compiles when (all must hold) and or (any must hold) into one
@@ -227,7 +339,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 			c.errorf(x.Pos, f, "a condition must be a CEL string such as \"self.spec.enabled\", got %s %s", x.Kind, x.Str)
 			continue
 		}
-		ctx := &Context{Entry: c.entry, Field: f, Pos: x.ContentPos(), Self: e.Schema(), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
+		ctx := &Context{Entry: c.entry, Field: f, Pos: x.ContentPos(), Self: c.selfFor(Classify(x.Str), e.Schema()), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit, Vars: c.vars}
 		backend := c.b.CEL
 		switch Classify(x.Str) {
 		case Legacy:
@@ -244,6 +356,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 		c.diags = append(c.diags, diags...)
 		c.exprs++
 		if cond != nil {
+			c.noteTimed(cond)
 			parts = append(parts, cond)
 		}
 	}
@@ -251,11 +364,12 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 		if c.b.Legacy == nil {
 			c.errorf(w.Pos, field, "structured conditions need the legacy adapter, which is not enabled in this build")
 		} else {
-			ctx := &Context{Entry: c.entry, Field: field, Pos: w.Pos, Self: e.Schema(), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
+			ctx := &Context{Entry: c.entry, Field: field, Pos: w.Pos, Self: c.selfFor(Legacy, e.Schema()), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
 			cond, diags := c.b.Legacy.CompileStructured(w.Conditions, all, ctx)
 			c.diags = append(c.diags, diags...)
 			c.exprs += len(w.Conditions)
 			if cond != nil {
+				c.noteTimed(cond)
 				parts = append(parts, cond)
 			}
 		}
@@ -305,18 +419,32 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 		}
 		expected = s
 	}
-	if expected == nil && f.Type != "" && f.Type != "auto" {
+	t := target{field: field + ".value", self: e.Schema(), selfVersion: e.APITypes.Version, coerce: CoerceTyped}
+	switch {
+	case expected != nil && f.Type != "" && f.Type != "auto" && !typeAgrees(f.Type, expected):
+		// The schema wins: the API server would refuse the other type.
+		c.warnf(f.Pos, field+".type", "type: %s, but the status schema types status.%s as %s; the value is written as %s (the API server would refuse %s)", f.Type, f.Path, DescribeSchema(expected), DescribeSchema(expected), DescribeSchema(typeHint(f.Type)))
+	case expected != nil:
+	case f.Type == "auto":
+		t.coerce = CoerceAuto
+	case f.Type == "" || f.Type == "string":
+		// The original wrote an untyped status field as the rendered string.
+		t.coerce = CoerceString
+	default:
 		expected = typeHint(f.Type)
 	}
-	t := target{field: field + ".value", self: e.Schema(), selfVersion: e.APITypes.Version, coerce: CoerceTyped}
-	if expected == nil {
-		t.coerce = CoerceGuess
-	}
-	sf := &StatusField{Source: f, Path: path, Value: c.value(f.Value, expected, t)}
+	sf := &StatusField{Source: f, Path: path, Value: c.value(f.Value, expected, t), ClearOnFalse: f.ClearOnFalse}
+	sf.ClearsToEmpty = expected == nil || expected.Type == "string" || expected.Type == ""
 	if f.When != nil {
 		sf.When = c.when(e, f.When, true, field+".when")
 	}
 	return sf
+}
+
+// typeAgrees: a status field's `type:` names the schema's type.
+func typeAgrees(t string, s *structuralschema.Structural) bool {
+	h := typeHint(t)
+	return s.Type == h.Type || s.XIntOrString && (t == "int" || t == "string")
 }
 
 func typeHint(t string) *structuralschema.Structural {
@@ -341,7 +469,7 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 			continue // the loader reported the unknown version
 		}
 		base := fmt.Sprintf("conversion.paths[%d]", p.Index)
-		t := target{self: from, selfVersion: p.From, coerce: CoerceGuess, checkRequired: true}
+		t := target{self: from, selfVersion: p.From, coerce: CoerceGuess, checkRequired: true, total: true}
 		cp := &Path{Source: p, From: p.From, To: p.To, ToAPIVersion: crd.Object.Spec.Group + "/" + p.To}
 		if p.Spec != nil {
 			t.field = base + ".spec"
@@ -353,8 +481,9 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 		}
 		stringMap := katalog.ResourceKinds["configMaps"].Fields["data"]
 		if p.Labels != nil {
-			t.field = base + ".metadata.labels"
-			cp.Labels = c.value(p.Labels, stringMap, t)
+			lt := t
+			lt.field, lt.labels = base+".metadata.labels", true
+			cp.Labels = c.value(p.Labels, stringMap, lt)
 		}
 		if p.Annotations != nil {
 			t.field = base + ".metadata.annotations"
@@ -378,6 +507,7 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 			}
 		}
 	}
+	conv.Identity = isIdentity(conv)
 	return conv
 }
 
@@ -416,6 +546,19 @@ func (c *compiler) value(v *katalog.Value, expected *structuralschema.Structural
 	return NewLiteral(t.field, v.Pos, lit)
 }
 
+// plainLegacyRef matches a legacy template that is one field reference.
+var plainLegacyRef = regexp.MustCompile(`^\{\{\s*\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}$`)
+
+// rawRef is a plain legacy field reference read as its value: the CEL
+// reference to the same field, keeping the source as written.
+type rawRef struct {
+	Expr
+	src string
+}
+
+func (r *rawRef) Source() string { return r.src }
+func (r *rawRef) Engine() string { return "legacy" }
+
 func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Structural, t target) *Node {
 	pos := v.ContentPos()
 	lang := Classify(v.Str)
@@ -427,9 +570,27 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 		return NewLiteral(t.field, v.Pos, lit)
 	}
 	ctx := &Context{
-		Entry: c.entry, Field: t.field, Pos: pos, Self: t.self, SelfVersion: t.selfVersion,
+		Entry: c.entry, Field: t.field, Pos: pos, Self: c.selfFor(lang, t.self), SelfVersion: t.selfVersion,
 		Expected: expected, Coerce: t.coerce, CostLimit: c.opts.CostLimit,
 		AllowRandom: t.allowRandom != nil && t.allowRandom(t.field),
+		Vars:        c.vars,
+		Total:       t.total,
+		LabelValue:  t.labels && expected != nil && expected.Type == "string",
+	}
+	if t.total && !c.opts.StrictTotality {
+		ctx.TotalSeverity = katalog.Warning
+	}
+	if lang == Legacy && t.rawRefs != nil && t.rawRefs(t.field) {
+		if m := plainLegacyRef.FindStringSubmatch(v.Str); m != nil {
+			lang, ctx.Coerce = CEL, CoerceTyped
+			expr, diags := c.b.CEL.CompileValue("${self."+m[1]+"}", ctx)
+			c.diags = append(c.diags, diags...)
+			c.exprs++
+			if expr == nil {
+				return NewLiteral(t.field, v.Pos, nil)
+			}
+			return NewExpr(t.field, &rawRef{Expr: expr, src: v.Str})
+		}
 	}
 	var backend Backend
 	switch lang {
@@ -451,6 +612,7 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 	if expr == nil {
 		return NewLiteral(t.field, v.Pos, nil)
 	}
+	c.noteTimed(expr)
 	return NewExpr(t.field, expr)
 }
 

@@ -28,6 +28,12 @@ const (
 	// outputs, custom resources): integer, then float, then bool, then JSON,
 	// else string; an empty result becomes null.
 	CoerceGuess
+	// CoerceString: a status field the schema does not type, without a
+	// `type:` — the original wrote the rendered string.
+	CoerceString
+	// CoerceAuto: a status field with `type: auto` — integer, then float,
+	// then bool, else the string ("" stays "").
+	CoerceAuto
 )
 
 // Context tells a backend where a string value stands.
@@ -52,6 +58,26 @@ type Context struct {
 	AllowRandom bool
 	// CostLimit is the static per-expression cost limit (0: backend default).
 	CostLimit uint64
+	// Vars are the variables a CEL expression may read besides self
+	// (`children`; in a forEach declaration `each` or its alias, `index`,
+	// `value`), typed by their schemas. The legacy adapter reads the same
+	// values under the object's root instead (see Scope).
+	Vars []Var
+	// Total asks where the value can fail on an object Self's schema
+	// accepts (conversion paths must not fail on valid objects); each place
+	// is reported with TotalSeverity.
+	Total         bool
+	TotalSeverity katalog.Severity
+	// LabelValue: the value is a label value; with Total, a value the
+	// schema allows to be an invalid label value is reported too.
+	LabelValue bool
+}
+
+// Var is a variable an expression may read besides self.
+type Var struct {
+	Name string
+	// Schema types it; nil: any value (dyn).
+	Schema *structuralschema.Structural
 }
 
 // Scope is the input of one evaluation: the object `self` stands for. A
@@ -59,6 +85,17 @@ type Context struct {
 // object to a CEL value once per scope, not once per expression).
 type Scope struct {
 	Self map[string]any
+	// Children are the custom resource's children as the operator last
+	// observed them, in the original engine's shape (the legacy `.children`
+	// root; build it with ChildrenView): per declared child kind a plural
+	// key ("deployments", "services", "customs", …) mapping child name →
+	// object, and a singular key ("deployment", "service", "custom", …)
+	// holding the first child by name, or a placeholder when there is none.
+	// Nil where an evaluation has no children (conversion paths).
+	Children map[string]any
+	// Vars are the values of Context.Vars (CEL); a legacy template reads a
+	// forEach item from Self, which then holds the item's keys too.
+	Vars map[string]any
 	memo map[any]any
 }
 
@@ -97,6 +134,16 @@ type Expr interface {
 // skip work for fields that provably survive a round trip.
 type FieldRef interface {
 	FieldPath() []string
+}
+
+// InputReader is implemented by expressions that know which fields of self
+// they read. The conversion executor records those fields' values beside
+// what it stashes, to tell an untouched round trip from an edit.
+type InputReader interface {
+	// Inputs are the data paths the expression reads (["spec", "image"]);
+	// a path stands for everything below it, an empty path for the whole
+	// object.
+	Inputs() [][]string
 }
 
 // Condition is a compiled boolean.

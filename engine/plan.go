@@ -59,6 +59,26 @@ type Entry struct {
 	Finalizers []string
 	// HasBox is false when the entry declares no operatorBox.
 	HasBox bool
+	// Gate holds reconciles back while it does not hold (preReconcile's
+	// reconcile gate); EnqueueGate keeps custom resources out of the work
+	// queue (its enqueue gate). nil: no gate.
+	Gate, EnqueueGate Condition
+	// DependsOn are the entries this entry's reconciles wait for.
+	DependsOn []*katalog.Dependency
+	// ReadsChildren is true when an expression of the entry reads the
+	// custom resource's children back (children, .children): the operator
+	// then gives them to every evaluation.
+	ReadsChildren bool
+	// Namespaces restricts where the entry reconciles and where its children
+	// go; nil: everywhere.
+	Namespaces *katalog.NamespaceRules
+	// Admission is what the entry asks the API server to enforce; nil when
+	// it declares no validation or mutation rules.
+	Admission *Admission
+	// Timed are the values and conditions of the entry that read the clock
+	// (weekday, timeInWindow, time: conditions, …): the operator reconciles
+	// again when the first of them may change (engine.NextChange).
+	Timed []Timed
 }
 
 // Resource is one compiled child declaration.
@@ -69,6 +89,12 @@ type Resource struct {
 	// Fields is a map node of the simplified fields; name is always present
 	// (defaulted to `<cr>-<suffix>` when the katalog omits it).
 	Fields *Node
+	// ForEach makes the declaration one child per item; nil for one child.
+	ForEach *ForEach
+	// GVK is the child's kind when it is known before evaluation (every
+	// built-in kind; a custom child whose apiVersion and kind are literals);
+	// nil otherwise.
+	GVK *schema.GroupVersionKind
 	// When is nil when the resource has no condition.
 	When        Condition
 	Reconcile   bool
@@ -83,6 +109,11 @@ type StatusField struct {
 	Path  []string
 	Value *Node
 	When  Condition
+	// ClearOnFalse: while When does not hold the field is cleared — set to
+	// "" when it holds strings (as upstream writes it), removed otherwise.
+	ClearOnFalse bool
+	// ClearsToEmpty says a clear writes "" rather than removing the field.
+	ClearsToEmpty bool
 }
 
 // Conversion is the compiled conversion of one CRD.
@@ -96,6 +127,9 @@ type Conversion struct {
 	Schemas  map[string]*structuralschema.Structural
 	// Paths by [from, to].
 	Paths map[[2]string]*Path
+	// Identity is true when every conversion between the CRD's versions
+	// only rewrites apiVersion (see isIdentity): no webhook is needed.
+	Identity bool
 }
 
 // Path is one compiled conversion path.

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Provides a real kube-apiserver and etcd for controller-runtime envtest.
 #
-# envtest's usual source (setup-envtest downloading prebuilt binaries) is not
-# reachable here: only the Go module proxy and Debian's packages are. So both
-# binaries are built from pinned Go modules (hack/tools/kube-apiserver and
-# hack/tools/etcd, each a nested module with its own go.mod/go.sum) and cached
-# in the git-ignored bin/envtest/.
+# First the ecosystem's usual way: controller-runtime's setup-envtest (run
+# from the Go module proxy) fetching prebuilt binaries of the pinned version.
+# Where that fails (only the Go module proxy and Debian's packages are
+# reachable, or no prebuilt release of the version exists yet), both binaries
+# are built from pinned Go modules (hack/tools/kube-apiserver and
+# hack/tools/etcd, each a nested module with its own go.mod/go.sum). Either
+# way they are cached in the git-ignored bin/envtest/, and the log says which
+# path was taken.
 #
 # Usage:
 #   export KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)"
@@ -16,6 +19,7 @@
 #
 # Environment:
 #   ENVTEST_ASSETS_FORCE=1   rebuild even if the cached binaries look right
+#   ENVTEST_SOURCE=1         skip setup-envtest and build from source
 #   ENVTEST_ETCD=debian      skip the etcd source build and use Debian's
 #                            etcd-server package (what a failed build falls
 #                            back to anyway). A Debian etcd, once in place,
@@ -28,6 +32,7 @@ set -euo pipefail
 # the versions below are what the built binaries must report.
 readonly KUBE_VERSION=v1.37.1   # k8s.io/kubernetes in hack/tools/kube-apiserver/go.mod
 readonly ETCD_VERSION=3.7.2     # go.etcd.io/etcd/server/v3 in hack/tools/etcd/go.mod
+readonly SETUP_ENVTEST_VERSION=v0.25.1  # sigs.k8s.io/controller-runtime/tools/setup-envtest
 readonly ETCD_DEBIAN_PKG=etcd-server            # fallback only: Debian 12 ships etcd 3.4
 readonly ETCD_DEBIAN_PKG_VERSION=3.4.23-4+b4     # tried first; else the current one
 
@@ -35,7 +40,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 readonly ROOT
 readonly ASSETS="${ROOT}/bin/envtest"
 readonly TOOLS="${ROOT}/hack/tools"
-# Present only when etcd came from Debian; holds the version it must report.
+# Present only when etcd did not come from the source build (setup-envtest or
+# Debian); holds the version it must report.
 readonly ETCD_FALLBACK_MARKER="${ASSETS}/.etcd-from-debian"
 
 log() { echo "envtest-assets: $*" >&2; }
@@ -193,7 +199,41 @@ debian_download() {
   (cd "${dir}" && apt-get download -qq "${pkg}" >&2)
 }
 
+# try_setup_envtest fetches prebuilt kube-apiserver and etcd with
+# setup-envtest into ASSETS; it fails (returning 1) quickly where the release
+# index or the binaries cannot be downloaded.
+try_setup_envtest() {
+  [[ "${ENVTEST_SOURCE:-}" != 1 && -z "${ENVTEST_ETCD:-}" ]] || return 1
+  require_go
+  log "fetching prebuilt kube-apiserver and etcd ${KUBE_VERSION} with setup-envtest ${SETUP_ENVTEST_VERSION}..."
+  local dir errlog="${ASSETS}/.setup-envtest.log" name
+  if ! dir="$(GOWORK=off GOFLAGS= timeout 600 "${GO_CMD}" run "sigs.k8s.io/controller-runtime/tools/setup-envtest@${SETUP_ENVTEST_VERSION}" \
+    use "${KUBE_VERSION#v}" --bin-dir "${ASSETS}/setup-envtest" -p path 2>"${errlog}")" || [[ ! -x "${dir}/kube-apiserver" || ! -x "${dir}/etcd" ]]; then
+    log "setup-envtest could not provide them ($(grep -v "^exit status" "${errlog}" 2>/dev/null | tail -n 1)); building from source instead"
+    return 1
+  fi
+  for name in kube-apiserver etcd; do
+    cp -f "${dir}/${name}" "${ASSETS}/.${name}.tmp.$$"
+    mv -f "${ASSETS}/.${name}.tmp.$$" "${ASSETS}/${name}"
+  done
+  rm -f "${ETCD_FALLBACK_MARKER}"
+  etcd_version >"${ETCD_FALLBACK_MARKER}"
+  if ! kube_apiserver_ok || ! etcd_ok; then
+    log "setup-envtest's kube-apiserver reports '$(kube_apiserver_version)', expected ${KUBE_VERSION}; building from source instead"
+    rm -f "${ASSETS}/kube-apiserver" "${ASSETS}/etcd" "${ETCD_FALLBACK_MARKER}"
+    return 1
+  fi
+  log "using prebuilt binaries from setup-envtest"
+}
+
 # Re-check under the lock: a concurrent run may have finished meanwhile.
+if [[ "${ENVTEST_ASSETS_FORCE:-}" == 1 ]] || ! kube_apiserver_ok || ! etcd_ok; then
+  if try_setup_envtest; then
+    log "kube-apiserver $(kube_apiserver_version), etcd $(etcd_version) ready in ${ASSETS}"
+    echo "${ASSETS}"
+    exit 0
+  fi
+fi
 if [[ "${ENVTEST_ASSETS_FORCE:-}" == 1 ]] || ! etcd_ok; then
   if [[ "${ENVTEST_ETCD:-}" == debian ]]; then
     etcd_from_debian

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -132,12 +133,17 @@ func mergeNodes(base, over *yaml.Node) *yaml.Node {
 // motif reads a Motif file named by an `- motif: PATH` import item and
 // returns its root mapping decoded for the given keys, with its decoder.
 func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, object) {
-	o := d.mapping(item, path, []string{"motif", "with"}, nil)
+	o := d.mapping(item, path, motifImportKeys, nil)
 	if !o.has("motif") {
 		d.errorf(item, path, "an import needs `motif:` (the path of a Motif file)")
 		return nil, nil
 	}
-	file := resolvePath(d.dirOf(o["motif"].value, ""), d.str(o["motif"].value, path+".motif"))
+	ref := d.str(o["motif"].value, path+".motif")
+	if scheme, _, remote := strings.Cut(ref, "://"); remote {
+		d.errorf(o["motif"].value, path+".motif", "remote motifs (%s://) are not fetched by this runtime, which reads local files only; vendor the motif into your repository and import it by path", scheme)
+		return nil, nil
+	}
+	file := resolvePath(d.dirOf(o["motif"].value, ""), ref)
 	var root *yaml.Node
 	for _, doc := range d.loader.parse(file, o["motif"].value, d.fileOf(o["motif"].value)) {
 		if r := resolve(doc); r != nil && !isNull(r) {
@@ -196,7 +202,8 @@ func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
 }
 
 // specImports reads motifs imported for the whole katalog; upstream uses them
-// to share notes (user-defined template functions).
+// to share notes (user-defined template functions), which join the
+// katalog's own.
 func (d *decoder) specImports(n *yaml.Node, dir string) {
 	list := resolve(n)
 	if list == nil || list.Kind != yaml.SequenceNode {
@@ -214,7 +221,7 @@ func (d *decoder) specImports(n *yaml.Node, dir string) {
 			md.errorf(f.key, "resources", "a motif imported under spec.imports applies to no entry; import it under the entry's operatorBox.imports")
 		}
 		if f, ok := mo["notes"]; ok {
-			md.upstream(f.key, "notes", "notes")
+			md.notes(d.loader.k, f.value, false)
 		}
 	}
 }

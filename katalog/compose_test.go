@@ -97,6 +97,11 @@ func TestKomposerErrors(t *testing.T) {
 			"k.yaml": header2 + "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n      operatorBox:\n        imports:\n          - motif: ./m.yaml\n",
 			"m.yaml": "apiVersion: orkestra.orkspace.io/v1\nkind: Motif\ninputs:\n  - name: replicas\nresources: {}\n"},
 			"m.yaml:4:3: [site] inputs: motif inputs (with:) are not supported; write the values into the motif's templates, or read them from the custom resource"},
+		// iAlexeze/orkestra examples/registry-guide imports motifs from an
+		// OCI registry.
+		{"remote motif", map[string]string{
+			"k.yaml": header2 + "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n      operatorBox:\n        imports:\n          - motif: oci://ghcr.io/acme/motifs/web:v1\n"},
+			"k.yaml:10:20: [site] operatorBox.imports[0].motif: remote motifs (oci://) are not fetched by this runtime, which reads local files only; vendor the motif into your repository and import it by path"},
 		{"not a motif", map[string]string{
 			"k.yaml": header2 + "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n      operatorBox:\n        imports:\n          - motif: ./m.yaml\n",
 			"m.yaml": "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\n"},
@@ -147,5 +152,35 @@ func TestKomposerOverrideReplacesDiagnostics(t *testing.T) {
 	want := "base.yaml:8:16: [site] workers: workers must be at least 1, got 0"
 	if got := diagLines(dir, diags); got != want {
 		t.Fatalf("want only\n  %s\ngot\n  %s", want, got)
+	}
+}
+
+// A Komposer's own notes override imported notes of the same name; the
+// imported file's other notes stay (iAlexeze/orkestra
+// examples/intermediate/09-notes/04-komposer). Two notes of one name in one
+// file stay an error.
+func TestKomposerNotesOverride(t *testing.T) {
+	note := func(name, expr string) string {
+		return "  - name: " + name + "\n    expression: \"" + expr + "\"\n"
+	}
+	dir := writeFiles(t, map[string]string{
+		"base.yaml":     header2 + "notes:\n" + note("host", "{{ .metadata.name }}.svc") + note("team", "web") + "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n",
+		"komposer.yaml": "apiVersion: orkestra.orkspace.io/v1\nkind: Komposer\nimports:\n  files: [./base.yaml]\nnotes:\n" + note("host", "{{ .metadata.name }}.svc.prod"),
+		"twice.yaml":    header2 + "notes:\n" + note("host", "a") + note("host", "b") + "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n",
+	})
+	k, diags := Load(filepath.Join(dir, "komposer.yaml"))
+	if diags.HasErrors() {
+		t.Fatal(diagLines(dir, diags))
+	}
+	got := map[string]string{}
+	for _, n := range k.Notes {
+		got[n.Name] = n.Expression.Str
+	}
+	if len(got) != 2 || got["host"] != "{{ .metadata.name }}.svc.prod" || got["team"] != "web" {
+		t.Fatalf("notes %v", got)
+	}
+	_, diags = Load(filepath.Join(dir, "twice.yaml"))
+	if want := "twice.yaml:6:11: notes[1].name: a second note named host; the first is at "; !strings.HasPrefix(diagLines(dir, diags.Errors()), want) {
+		t.Fatalf("want %s…, got\n%s", want, diagLines(dir, diags.Errors()))
 	}
 }

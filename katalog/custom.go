@@ -1,55 +1,82 @@
 package katalog
 
 import (
-	"fmt"
-	"regexp"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
+	"gopkg.in/yaml.v3"
 )
 
-// kindRe is what a Kubernetes kind looks like.
-var kindRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`)
+// Custom children come in two forms: ours, with name, namespace, labels and
+// annotations at the top level like every other kind, and upstream's, with
+// the object's identity under metadata: (labels possibly as a key/value
+// list) and control keys that steer the reconciler and are never part of
+// the object: hasStatus and metadata.namespaced (upstream:
+// pkg/types/custom_resource.go). Both decode into the same Resource.
 
-// checkCustomType validates the literal apiVersion and kind of a custom
-// child: a wildcard or malformed value would otherwise reach the RBAC rules
-// `orkestra manifests` derives from them (apiGroups: ["*"]). Computed values
-// are checked by the API server when the child is applied.
-func (d *decoder) checkCustomType(r *Resource, path string) {
-	if v := r.Fields.Get("apiVersion"); isLiteral(v) {
-		if msg := invalidAPIVersion(v.Str); msg != "" {
-			d.errorAt(v.ContentPos(), path+".apiVersion", "apiVersion %q %s", v.Str, msg)
+// customMetadataKeys are the keys a custom child's metadata: may hold.
+var customMetadataKeys = []string{"name", "namespace", "namespaced", "labels", "annotations"}
+
+// customKey decodes the keys of a custom declaration that are not plain
+// fields of the object: metadata and hasStatus. It reports whether it
+// handled key.
+func (d *decoder) customKey(r *Resource, k, v *yaml.Node, path string) bool {
+	switch k.Value {
+	case "hasStatus":
+		b := d.boolean(v, path)
+		r.HasStatus = &b
+		return true
+	case "metadata":
+		d.customMetadata(r, k, v, path)
+		return true
+	}
+	return false
+}
+
+// customMetadata lifts name and namespace to the declaration (where the
+// reconciler reads a child's identity), takes namespaced as the declared
+// scope, and keeps labels and annotations (a map or a key/value list) in
+// metadata, merged under the top-level ones when the object is built.
+func (d *decoder) customMetadata(r *Resource, k, v *yaml.Node, path string) {
+	o := d.mapping(v, path, customMetadataKeys, nil)
+	md := &Value{Kind: MapValue, Pos: d.pos(resolve(v)), Node: resolve(v)}
+	for _, key := range customMetadataKeys {
+		f, ok := o[key]
+		if !ok {
+			continue
+		}
+		fpath := join(path, key)
+		switch key {
+		case "name", "namespace":
+			if prev := r.Fields.Entry(key); prev != nil {
+				d.errorf(f.key, fpath, "the %s is given twice: here and at %s; keep one", key, prev.KeyPos)
+				continue
+			}
+			r.Fields.Map = append(r.Fields.Map, &MapEntry{Key: key, KeyPos: d.pos(f.key), Value: d.value(f.value, fpath)})
+		case "namespaced":
+			b := d.boolean(f.value, fpath)
+			r.Namespaced, r.NamespacedPos = &b, d.pos(f.value)
+		default:
+			md.Map = append(md.Map, &MapEntry{Key: key, KeyPos: d.pos(f.key), Value: d.keyValueList(d.value(f.value, fpath), fpath)})
 		}
 	}
-	if v := r.Fields.Get("kind"); isLiteral(v) && !kindRe.MatchString(v.Str) {
-		d.errorAt(v.ContentPos(), path+".kind", "kind %q is not a Kubernetes kind: write one kind, letters and digits starting with a letter, e.g. Widget%s", v.Str, wildcardHint(v.Str))
+	if len(md.Map) > 0 {
+		r.Fields.Map = append(r.Fields.Map, &MapEntry{Key: "metadata", KeyPos: d.pos(k), Value: md})
 	}
 }
 
-func isLiteral(v *Value) bool {
-	return v != nil && v.Kind == StringValue && !strings.Contains(v.Str, "${") && !strings.Contains(v.Str, "{{")
-}
+// copySource names, per kind, the field that copies an existing object.
+var copySource = map[string]string{"secrets": "fromSecret", "configMaps": "fromConfigMap"}
 
-func invalidAPIVersion(s string) string {
-	gv, err := schema.ParseGroupVersion(s)
-	if err != nil || gv.Version == "" {
-		return "is not GROUP/VERSION (or VERSION for the core group), e.g. example.com/v1" + wildcardHint(s)
+// checkCopy reports copy fields that cannot work together: fromNamespace
+// without a source to copy, toNamespaces with namespace (toNamespaces names
+// every namespace the copies go to).
+func (d *decoder) checkCopy(r *Resource, path string) {
+	from := copySource[r.Kind]
+	if from == "" {
+		return
 	}
-	if gv.Group != "" {
-		if errs := validation.IsDNS1123Subdomain(gv.Group); len(errs) > 0 {
-			return fmt.Sprintf("has an invalid group %q: %s%s", gv.Group, strings.Join(errs, "; "), wildcardHint(gv.Group))
-		}
+	if e := r.Fields.Entry("fromNamespace"); e != nil && r.Fields.Get(from) == nil {
+		d.errorAt(e.KeyPos, path+".fromNamespace", "fromNamespace says where %s lives, but there is no %s; add it or remove fromNamespace", from, from)
 	}
-	if errs := validation.IsDNS1123Label(gv.Version); len(errs) > 0 {
-		return fmt.Sprintf("has an invalid version %q: %s%s", gv.Version, strings.Join(errs, "; "), wildcardHint(gv.Version))
+	if e := r.Fields.Entry("toNamespaces"); e != nil && r.Fields.Get("namespace") != nil {
+		d.errorAt(e.KeyPos, path+".toNamespaces", "toNamespaces writes one copy to each namespace it lists, so namespace has no effect; list that namespace under toNamespaces and remove namespace")
 	}
-	return ""
-}
-
-func wildcardHint(s string) string {
-	if strings.Contains(s, "*") {
-		return " (a wildcard names no kind: a child is one object of one kind, and RBAC would grant every group)"
-	}
-	return ""
 }

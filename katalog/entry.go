@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -38,7 +39,13 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	}
 	e.Description = d.str(o["description"].value, "description")
 	d.settings(e, o, "")
+	d.namespaceRules(e, o)
+	if f, ok := o["dependsOn"]; ok {
+		e.DependsOn = d.dependsOn(f.value, "dependsOn")
+	}
 	d.apiTypes(e, o["apiTypes"])
+	d.admission(e, o)
+	d.deprecation(e, o)
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
 		at, field := resolve(o["crFiles"].value).Content[i], fmt.Sprintf("crFiles[%d]", i)
 		p := resolvePath(d.dirOf(at, dir), f)
@@ -79,7 +86,13 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		d.motifImports(e.Box, f.value, "imports")
 	}
 	if o.has("conversion") {
-		e.Conversion = d.conversion(o["conversion"].value)
+		// A block with neither paths nor storageVersion (upstream's
+		// `participant: true` on the other versions' entries) only says the
+		// entry takes part in the CRD's conversion, which another entry
+		// declares: it is not a second conversion block.
+		if c := d.conversion(o["conversion"].value); len(c.Paths) > 0 || c.StorageVersion != "" {
+			e.Conversion = c
+		}
 	}
 	k.CRDs = append(k.CRDs, e)
 }
@@ -98,7 +111,7 @@ func (d *decoder) apiTypes(e *CRDEntry, f field) {
 	if f.value == nil {
 		return
 	}
-	o := d.mapping(f.value, "apiTypes", []string{"group", "version", "kind", "plural", "singular", "shortNames", "listKind", "scope", "namespaced", "categories"}, []string{"location", "object", "objectList", "alias", "list"})
+	o := d.mapping(f.value, "apiTypes", apiTypesKeys, []string{"location", "object", "objectList", "alias", "list"})
 	e.APITypes.Group = d.str(o["group"].value, "apiTypes.group")
 	e.APITypes.Version = d.str(o["version"].value, "apiTypes.version")
 	e.APITypes.Kind = d.str(o["kind"].value, "apiTypes.kind")
@@ -161,7 +174,7 @@ func (d *decoder) settings(e *CRDEntry, o object, path string) {
 }
 
 func (d *decoder) queue(n *yaml.Node, path string) *Queue {
-	o := d.mapping(n, path, []string{"maxDepth", "maxQueueDepth", "failureThreshold", "default"}, nil)
+	o := d.mapping(n, path, queueKeys, nil)
 	q := &Queue{Pos: d.pos(resolve(n))}
 	for _, key := range []string{"maxDepth", "maxQueueDepth"} {
 		if f, ok := o[key]; ok {
@@ -233,7 +246,7 @@ func (d *decoder) checkAPITypes(e *CRDEntry) {
 }
 
 var (
-	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue"}
+	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile"}
 	// Keys of operatorBox.reconciler (upstream's reconciler settings block;
 	// its newest layout also nests the hooks and motif imports there).
 	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "onCreate", "onReconcile", "onDelete", "imports"}
@@ -271,9 +284,12 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	if f, ok := o["imports"]; ok {
 		d.motifImports(box, f.value, path+".imports")
 	}
+	if f, ok := o["preReconcile"]; ok {
+		box.Gates = d.preReconcile(f.value, path+".preReconcile")
+	}
 	status, spath := o["status"], path+".status"
 	if f, ok := o["emit"]; ok {
-		eo := d.mapping(f.value, path+".emit", []string{"status"}, nil)
+		eo := d.mapping(f.value, path+".emit", emitKeys, nil)
 		if es, ok := eo["status"]; ok {
 			if status.value != nil {
 				d.errorf(es.key, path+".emit.status", "status is already declared at %s; declare it once", d.pos(status.key))
@@ -285,7 +301,61 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	if status.value != nil {
 		box.Status = d.status(status.value, spath)
 	}
+	d.onDeleteNames(box, path)
 	return box
+}
+
+// onDeleteNames handles onDelete declarations that only name an object,
+// which upstream deletes when the custom resource is deleted
+// (iAlexeze/orkestra examples/use-cases/temporal/01-business-hours). A
+// child the entry declares under the same name is deleted anyway, by
+// garbage collection through its owner reference: a warning, and the
+// declaration is dropped. Any other object would stay: an error.
+func (d *decoder) onDeleteNames(box *OperatorBox, path string) {
+	del := box.Hooks[OnDelete]
+	if del == nil {
+		return
+	}
+	keep := del.Resources[:0]
+	for _, r := range del.Resources {
+		if !r.nameOnly {
+			keep = append(keep, r)
+			continue
+		}
+		field := path + "." + r.FieldPath()
+		if declaresChild(box, r.Kind, r.Fields.Get("name").Str) {
+			d.warnf(r.Fields.Node, field, "only names a child the entry declares; children are deleted with their custom resource (garbage collection through owner references), so this changes nothing; remove it")
+			continue
+		}
+		d.errorf(r.Fields.Node, field, "only names an object (%s) that the entry does not declare: upstream deletes that object when the custom resource is deleted, but this runtime deletes only its own children; declare it under onCreate or onReconcile with this name, or delete it from an onDelete Job", r.Kind)
+	}
+	del.Resources = keep
+}
+
+// declaresChild reports a child of kind named name (as written) in onCreate
+// or onReconcile.
+func declaresChild(box *OperatorBox, kind, name string) bool {
+	for _, h := range []string{OnCreate, OnReconcile} {
+		if box.Hooks[h] == nil {
+			continue
+		}
+		for _, c := range box.Hooks[h].Resources {
+			if n := c.Fields.Get("name"); c.Kind == kind && n != nil && n.Str == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// onlyKeys reports a mapping whose keys are all among keys.
+func onlyKeys(n *yaml.Node, keys ...string) bool {
+	for i := 0; i < len(n.Content); i += 2 {
+		if !slices.Contains(keys, n.Content[i].Value) {
+			return false
+		}
+	}
+	return true
 }
 
 // reconcilerDefault decodes `default:`, which upstream uses to pick its
@@ -384,6 +454,8 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			if r.Once && kind != "secrets" {
 				d.errorf(k, fpath, "once: true applies to secrets only (a generated value frozen after creation)")
 			}
+		case "forEach":
+			r.ForEach = d.forEach(v, fpath)
 		case "rotateAfter":
 			dur, err := ParseDuration(d.str(v, fpath))
 			if err != nil {
@@ -391,11 +463,18 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			}
 			r.RotateAfter, r.RotateAfterPos = dur, d.pos(v)
 		default:
-			if _, ok := spec.Fields[key]; !ok && !spec.Open {
-				if contains(unimplementedResourceKeys, key) {
+			if contains(unimplementedResourceKeys, key) {
+				if msg, ok := resourceKeyErrors[key]; ok {
+					d.errorf(k, fpath, "%q is part of the original katalog format but not supported by this runtime: %s", key, msg)
+				} else {
 					d.upstream(k, fpath, key)
-					continue
 				}
+				continue
+			}
+			if spec.Open && d.customKey(r, k, v, fpath) {
+				continue
+			}
+			if _, ok := spec.Fields[key]; !ok && !spec.Open {
 				d.errorf(k, fpath, "unknown field %q for %s%s", key, kind, didYouMeanOrList(key, known))
 				continue
 			}
@@ -403,11 +482,20 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			if key == "labels" || key == "annotations" || key == "podLabels" || key == "podAnnotations" || key == "nodeSelector" {
 				val = d.keyValueList(val, fpath)
 			}
+			if prev := r.Fields.Entry(key); prev != nil {
+				d.errorf(k, fpath, "the %s is given twice: here and at %s; keep one", key, prev.KeyPos)
+				continue
+			}
 			r.Fields.Map = append(r.Fields.Map, &MapEntry{Key: key, KeyPos: d.pos(k), Value: val})
 		}
 	}
 	if r.RotateAfter > 0 && !r.Once {
 		d.errorf(n, path+".rotateAfter", "rotateAfter needs once: true (only generated secrets rotate)")
+	}
+	d.checkCopy(r, path)
+	if r.nameOnly = hook == OnDelete && onlyKeys(n, "name", "namespace") && r.Fields.Get("name") != nil; r.nameOnly {
+		// Upstream deletes the named object; onDeleteNames decides.
+		return r
 	}
 	for _, req := range spec.Required {
 		if r.Fields.Get(req) == nil {
@@ -488,7 +576,8 @@ func (d *decoder) when(n *yaml.Node, path string) *When {
 }
 
 // ConditionOperators are the structured-condition operators with their
-// aliases resolved to canonical names.
+// aliases resolved to canonical names. The type operators (typeOf with a
+// value, typeMap, …) are written with operator: only, as in the original.
 var ConditionOperators = map[string]string{
 	"equals": "equals", "notEquals": "notEquals",
 	"contains": "contains", "notContains": "notContains",
@@ -496,10 +585,22 @@ var ConditionOperators = map[string]string{
 	"suffix": "suffix", "notSuffix": "notSuffix",
 	"regex": "regex", "exists": "exists", "notExists": "notExists",
 	"gt": "gt", "greaterThan": "gt", "lt": "lt", "lessThan": "lt",
-	"gte": "gte", "min": "gte", "lte": "lte", "max": "lte",
+	"gte": "gte", "min": "gte", "greaterThanOrEqual": "gte",
+	"lte": "lte", "max": "lte", "lessThanOrEqual": "lte",
 	"between": "between", "notBetween": "notBetween",
 	"in": "in", "notIn": "notIn",
 }
+
+// TypeOperators are the operators that test the field's type; typeOf takes
+// the type name as its value (string, number, bool, map, slice, null).
+var TypeOperators = map[string]bool{
+	"typeOf": true, "typeMap": true, "typeList": true, "typeString": true,
+	"typeNumber": true, "typeBool": true, "typeNull": true,
+}
+
+// shorthandsUpstreamIgnored are short forms this runtime accepts that the
+// original did not know: it ignored them and tested that the field exists.
+var shorthandsUpstreamIgnored = map[string]bool{"gt": true, "lt": true, "gte": true, "lte": true}
 
 func operatorNames() []string {
 	names := make([]string, 0, len(ConditionOperators))
@@ -511,15 +612,18 @@ func operatorNames() []string {
 }
 
 func (d *decoder) condition(n *yaml.Node, path string) *Condition {
-	known := append([]string{"field", "operator", "value", "negate"}, operatorNames()...)
-	o := d.mapping(n, path, known, []string{"time", "dayOfWeek", "cron", "typeOf"})
+	known := append([]string{"field", "operator", "value", "negate", "time", "dayOfWeek", "cron", "duration"}, operatorNames()...)
+	o := d.mapping(n, path, known, []string{"notify", "source"})
 	c := &Condition{Pos: d.pos(n)}
+	c.Negate = d.boolean(o["negate"].value, path+".negate")
+	if d.clockCondition(c, o, n, path) {
+		return c
+	}
 	if !o.has("field") {
-		d.errorf(n, path, "a structured condition needs `field:` (a dot path such as spec.tier)")
+		d.errorf(n, path, "a structured condition needs `field:` (a dot path such as spec.tier), or is a clock condition (time:, dayOfWeek: or cron:)")
 		return nil
 	}
 	c.Field, c.FieldPos = d.str(o["field"].value, path+".field"), d.pos(o["field"].value)
-	c.Negate = d.boolean(o["negate"].value, path+".negate")
 	var ops []string
 	for k := range o {
 		if _, ok := ConditionOperators[k]; ok {
@@ -535,8 +639,11 @@ func (d *decoder) condition(n *yaml.Node, path string) *Condition {
 		}
 		op := d.str(o["operator"].value, path+".operator")
 		canon, ok := ConditionOperators[op]
+		if TypeOperators[op] {
+			canon, ok = op, true
+		}
 		if !ok {
-			d.errorf(o["operator"].value, path+".operator", "unknown operator %q%s", op, didYouMeanOrList(op, operatorNames()))
+			d.errorf(o["operator"].value, path+".operator", "unknown operator %q%s", op, didYouMeanOrList(op, append(operatorNames(), "typeOf", "typeMap", "typeList", "typeString", "typeNumber", "typeBool", "typeNull")))
 			return nil
 		}
 		c.Operator = canon
@@ -544,14 +651,31 @@ func (d *decoder) condition(n *yaml.Node, path string) *Condition {
 	case len(ops) == 1:
 		c.Operator = ConditionOperators[ops[0]]
 		c.Value, c.ValuePos = d.operand(o[ops[0]].value, path+"."+ops[0]), d.pos(o[ops[0]].value)
+		d.upstreamShorthand(ops[0], c, o[ops[0]].key, path)
+	case len(ops) == 0 && o.has("value"):
+		// The original's reading: a value without an operator is equals.
+		c.Operator = "equals"
+		c.Value, c.ValuePos = d.operand(o["value"].value, path+".value"), d.pos(o["value"].value)
 	case len(ops) == 0:
-		d.errorf(n, path, "the condition on %s has no operator; add one of equals, notEquals, in, exists, gt, … or operator:/value:", c.Field)
-		return nil
+		// …and a condition with neither tests that the field exists.
+		c.Operator = "exists"
 	default:
 		d.errorf(n, path, "the condition on %s has several operators (%s); write one condition per operator", c.Field, strings.Join(ops, ", "))
 		return nil
 	}
 	return c
+}
+
+// upstreamShorthand warns where the original read a short form differently:
+// it skipped a short form with an empty value, and did not know gt:, lt:,
+// gte: and lte:, so it tested that the field exists instead.
+func (d *decoder) upstreamShorthand(key string, c *Condition, k *yaml.Node, path string) {
+	switch {
+	case shorthandsUpstreamIgnored[key]:
+		d.warnf(k, path+"."+key, "%s: is read here as a numeric comparison; the original engine did not know it (it knew greaterThan, lessThan, greaterThanOrEqual, lessThanOrEqual) and tested only that %s exists; write %s: to mean the comparison in both", key, c.Field, map[string]string{"gt": "greaterThan", "lt": "lessThan", "gte": "greaterThanOrEqual", "lte": "lessThanOrEqual"}[key])
+	case c.Value == "" && c.Operator != "exists" && c.Operator != "notExists" && c.Operator != "notEquals":
+		d.warnf(k, path+"."+key, "%s: \"\" is read here as written; the original engine skipped a short form with an empty value and tested that %s exists instead; write notExists: true for \"%s is empty\", or exists: true for the original's reading", key, c.Field, c.Field)
+	}
 }
 
 // operand stringifies a condition operand the way the original engine
@@ -568,50 +692,112 @@ func (d *decoder) operand(n *yaml.Node, path string) string {
 }
 
 func (d *decoder) status(n *yaml.Node, path string) *Status {
-	o := d.mapping(n, path, []string{"fields"}, []string{"conditions", "children"})
+	o := d.mapping(n, path, statusKeys, unimplementedStatus)
 	s := &Status{Pos: d.pos(resolve(n))}
-	list := resolve(o["fields"].value)
-	if list == nil || isNull(list) {
-		return s
+	var items []*yaml.Node
+	if f, ok := o["include"]; ok {
+		items = d.includedFields(f.value, path+".include")
 	}
-	if list.Kind != yaml.SequenceNode {
-		d.errorf(list, path+".fields", "must be a list of `- path: … / value: …` entries")
-		return s
+	if list := resolve(o["fields"].value); list != nil && !isNull(list) {
+		if list.Kind != yaml.SequenceNode {
+			d.errorf(list, path+".fields", "must be a list of `- path: … / value: …` entries")
+			return s
+		}
+		items = append(items, list.Content...)
 	}
-	seen := map[string]Pos{}
-	for i, item := range list.Content {
+	for i, item := range items {
 		ipath := fmt.Sprintf("%s.fields[%d]", path, i)
-		fo := d.mapping(item, ipath, []string{"path", "value", "type", "when"}, []string{"clearOnFalse"})
+		fo := d.mapping(item, ipath, statusFieldKeys, nil)
 		f := &StatusField{Pos: d.pos(resolve(item))}
 		f.Path = strings.TrimPrefix(d.str(fo["path"].value, ipath+".path"), "status.")
 		if f.Path == "" {
 			d.errorf(item, ipath, "a status field needs `path:` (relative to status, e.g. phase)")
 			continue
 		}
-		if p, dup := seen[f.Path]; dup {
-			d.errorf(fo["path"].value, ipath+".path", "status field %q is already set at %s", f.Path, p)
-			continue
-		}
-		seen[f.Path] = f.Pos
 		if !fo.has("value") {
 			d.errorf(item, ipath, "a status field needs `value:`")
 			continue
 		}
 		f.Value = d.value(fo["value"].value, ipath+".value")
-		f.Type = d.str(fo["type"].value, ipath+".type")
-		if f.Type != "" && !contains([]string{"string", "int", "float", "bool", "auto"}, f.Type) {
-			d.errorf(fo["type"].value, ipath+".type", "type must be string, int, float, bool or auto, got %q", f.Type)
+		if fo.has("type") {
+			t := d.str(fo["type"].value, ipath+".type")
+			canon, ok := statusTypes[strings.ToLower(t)]
+			if !ok {
+				d.errorf(fo["type"].value, ipath+".type", "type must be string (or str, default), int (integer), float, bool (boolean) or auto, got %q", t)
+			}
+			f.Type = canon
 		}
 		if fo.has("when") {
 			f.When = d.when(fo["when"].value, ipath+".when")
 		}
+		if c, ok := fo["clearOnFalse"]; ok {
+			f.ClearOnFalse = d.boolean(c.value, ipath+".clearOnFalse")
+			if f.ClearOnFalse && f.When.Empty() {
+				d.errorf(c.key, ipath+".clearOnFalse", "clearOnFalse clears the field while its when: does not hold; add a when:")
+			}
+		}
 		s.Fields = append(s.Fields, f)
 	}
+	d.shadowedStatus(s.Fields, path)
 	return s
 }
 
+// shadowedStatus warns about a status field that never shows: one path may
+// be declared several times (each under its own when:, the last that holds
+// wins, as upstream), but a declaration followed by an unconditional one of
+// the same path is always overwritten.
+func (d *decoder) shadowedStatus(fields []*StatusField, path string) {
+	for i, f := range fields {
+		for _, later := range fields[i+1:] {
+			if later.Path == f.Path && later.When.Empty() {
+				*d.diags = append(*d.diags, Diagnostic{Pos: f.Pos, Severity: Warning, Entry: d.entry, Field: fmt.Sprintf("%s.fields[%d]", path, i),
+					Message: fmt.Sprintf("status.%s is set again unconditionally at %s, so this declaration never shows; remove it, or give the later one a when:", f.Path, later.Pos)})
+				break
+			}
+		}
+	}
+}
+
+// includedFields reads the status fields of a fragment file (`include:
+// ./status.yaml`, a document with `fields:`), which come before the block's
+// own (orkspace/orkestra examples/intermediate/08-state-machine).
+func (d *decoder) includedFields(n *yaml.Node, path string) []*yaml.Node {
+	file := resolvePath(d.dirOf(n, ""), d.str(n, path))
+	if file == "" {
+		return nil
+	}
+	for _, doc := range d.loader.parse(file, n, d.fileOf(n)) {
+		root := resolve(doc)
+		if root == nil || isNull(root) {
+			continue
+		}
+		fd := d.loader.decoder(file)
+		fd.entry, fd.owner = d.entry, d.owner
+		var list *yaml.Node
+		if root.Kind == yaml.MappingNode {
+			list = resolve(fd.mapping(root, "", []string{"fields"}, nil)["fields"].value)
+		}
+		if list == nil || list.Kind != yaml.SequenceNode {
+			fd.errorf(root, "fields", "a status fragment needs `fields:`, a list of `- path: … / value: …` entries")
+			return nil
+		}
+		return list.Content
+	}
+	return nil
+}
+
+// statusTypes are the original's spellings of a status field's type
+// (case-insensitive), canonical. "string", "str" and "default" all mean a
+// string, as does no type at all.
+var statusTypes = map[string]string{
+	"string": "string", "str": "string", "default": "string",
+	"int": "int", "integer": "int",
+	"bool": "bool", "boolean": "bool",
+	"float": "float", "auto": "auto",
+}
+
 func (d *decoder) conversion(n *yaml.Node) *Conversion {
-	o := d.mapping(n, "conversion", []string{"storageVersion", "paths"}, []string{"updateCRD", "participant", "enabled"})
+	o := d.mapping(n, "conversion", conversionKeys, unimplementedConversion)
 	c := &Conversion{Pos: d.pos(resolve(n))}
 	c.StorageVersion, c.StoragePos = d.str(o["storageVersion"].value, "conversion.storageVersion"), d.pos(o["storageVersion"].value)
 	list := resolve(o["paths"].value)
@@ -624,7 +810,7 @@ func (d *decoder) conversion(n *yaml.Node) *Conversion {
 	}
 	for i, item := range list.Content {
 		ipath := fmt.Sprintf("conversion.paths[%d]", i)
-		po := d.mapping(item, ipath, []string{"from", "to", "spec", "status", "metadata"}, nil)
+		po := d.mapping(item, ipath, conversionPathKeys, nil)
 		p := &ConversionPath{Pos: d.pos(resolve(item)), Index: i}
 		p.From, p.FromPos = d.str(po["from"].value, ipath+".from"), d.pos(po["from"].value)
 		p.To, p.ToPos = d.str(po["to"].value, ipath+".to"), d.pos(po["to"].value)
@@ -647,7 +833,7 @@ func (d *decoder) conversion(n *yaml.Node) *Conversion {
 			p.Status = d.value(f.value, ipath+".status")
 		}
 		if f, ok := po["metadata"]; ok {
-			mo := d.mapping(f.value, ipath+".metadata", []string{"labels", "annotations"}, nil)
+			mo := d.mapping(f.value, ipath+".metadata", pathMetadataKeys, nil)
 			if lf, ok := mo["labels"]; ok {
 				p.Labels = d.value(lf.value, ipath+".metadata.labels")
 			}

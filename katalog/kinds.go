@@ -38,11 +38,19 @@ func (k *KindSpec) FieldNames() []string {
 
 // Control keys of a resource declaration: they steer the reconciler and are
 // not fields of the object.
-var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "once", "rotateAfter"}
+var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "once", "rotateAfter", "forEach"}
 
 // Keys the original resource declarations define that this runtime does not
-// implement: they load with a warning.
-var unimplementedResourceKeys = []string{"forEach", "dependsOn", "waitFor", "readyWhen"}
+// implement (upstream.go says how each is reported).
+var unimplementedResourceKeys = []string{"dependsOn", "waitFor", "readyWhen", "autoscale", "sleep"}
+
+// resourceKeyErrors are unimplemented resource keys whose upstream meaning
+// differs from a key of the same name elsewhere: the error says what they do
+// on a resource and what to write instead.
+var resourceKeyErrors = map[string]string{
+	"autoscale": "workload autoscaling (replicas patched from when: conditions on every reconcile) is not supported by this runtime; declare a HorizontalPodAutoscaler for the workload under custom: (apiVersion autoscaling/v2, kind HorizontalPodAutoscaler)",
+	"sleep":     "sleep delays a resource's reconcile for chaos testing, which this runtime does not do; remove it",
+}
 
 // Schema constructors for the catalog.
 func sString() *structuralschema.Structural {
@@ -104,6 +112,17 @@ func commonFields() map[string]*structuralschema.Structural {
 	}
 }
 
+// copyFields copy an existing object (from, in fromNamespace) and write the
+// copy to several namespaces at once (toNamespaces: namespaces, or lists of
+// them).
+func copyFields(from string) map[string]*structuralschema.Structural {
+	return map[string]*structuralschema.Structural{
+		from:            sString(),
+		"fromNamespace": sString(),
+		"toNamespaces":  sList(sAny()),
+	}
+}
+
 // podFields are the simplified pod template fields shared by every workload.
 func podFields() map[string]*structuralschema.Structural {
 	return map[string]*structuralschema.Structural{
@@ -115,7 +134,8 @@ func podFields() map[string]*structuralschema.Structural {
 		"args":               sList(sString()),
 		"port":               sInt(),
 		"protocol":           sString(),
-		"env":                sList(sObject()),
+		"env":                sAny(), // a list of {name, value|valueFrom}, or a map keyed by name
+		"workingDirectory":   sString(),
 		"envFrom":            sList(sObject()),
 		"resources":          sObject(),
 		"livenessProbe":      sObject(),
@@ -156,11 +176,14 @@ func buildKinds() map[string]*KindSpec {
 			}), Required: []string{"image"}},
 		{Key: "cronJobs", APIVersion: "batch/v1", Kind: "CronJob", NameSuffix: "cronjob",
 			Fields: fields(commonFields(), podFields(), map[string]*structuralschema.Structural{
-				"schedule":          sString(),
-				"suspend":           sBool(),
-				"concurrencyPolicy": sString(),
-				"backoffLimit":      sInt(),
-				"restartPolicy":     sString(),
+				"schedule":                   sString(),
+				"suspend":                    sBool(),
+				"concurrencyPolicy":          sString(),
+				"startingDeadlineSeconds":    sInt(),
+				"successfulJobsHistoryLimit": sInt(),
+				"failedJobsHistoryLimit":     sInt(),
+				"backoffLimit":               sInt(),
+				"restartPolicy":              sString(),
 			}), Required: []string{"image", "schedule"}},
 		{Key: "pods", APIVersion: "v1", Kind: "Pod", NameSuffix: "pod",
 			Fields: fields(commonFields(), podFields(), map[string]*structuralschema.Structural{
@@ -178,11 +201,11 @@ func buildKinds() map[string]*KindSpec {
 				"portName":   sString(),
 			})},
 		{Key: "configMaps", APIVersion: "v1", Kind: "ConfigMap", NameSuffix: "config",
-			Fields: fields(commonFields(), map[string]*structuralschema.Structural{
+			Fields: fields(commonFields(), copyFields("fromConfigMap"), map[string]*structuralschema.Structural{
 				"data": sStringMap(),
 			})},
 		{Key: "secrets", APIVersion: "v1", Kind: "Secret", NameSuffix: "secret",
-			Fields: fields(commonFields(), map[string]*structuralschema.Structural{
+			Fields: fields(commonFields(), copyFields("fromSecret"), map[string]*structuralschema.Structural{
 				"type": sString(),
 				"data": sStringMap(),
 			})},

@@ -19,10 +19,10 @@ import (
 // Keys of the original katalog format that this runtime does not implement,
 // per level; upstream.go says how each is reported.
 var (
-	unimplementedTop   = []string{"security", "notes", "providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
+	unimplementedTop   = []string{"providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
-	unimplementedEntry = []string{"mode", "dependsOn", "validation", "mutation", "admission", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "normalize", "endpoints", "allowedNamespaces", "restrictedNamespaces", "labels", "namespace", "critical", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "forceConflict", "webhooks", "katalogName", "katalogNamespace", "setup"}
-	unimplementedBox   = []string{"preReconcile", "postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "cross", "autoscale", "providers", "observe", "watch", "rollback", "rollBackOnError"}
+	unimplementedEntry = []string{"mode", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "normalize", "endpoints", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "forceConflict", "webhooks", "katalogName", "katalogNamespace", "setup"}
+	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "cross", "autoscale", "providers", "observe", "watch", "rollback", "rollBackOnError"}
 )
 
 // Options say where the loader may find CRD definitions for entries that do
@@ -86,6 +86,7 @@ func LoadWith(opts Options, paths ...string) (*Katalog, Diagnostics) {
 	}
 	l.resolveCRDs(opts)
 	checkConversions(k, &diags)
+	checkDependencies(k, &diags)
 	k.Warnings = diags.Warnings()
 	return k, diags
 }
@@ -217,7 +218,7 @@ func yamlError(path string, err error) Diagnostic {
 	return Diagnostic{Pos: Pos{File: path, Line: line, Col: col}, Message: "YAML syntax error: " + msg}
 }
 
-var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway"}
+var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway", "notes", "security"}
 
 // katalog decodes one Katalog or Komposer document into d.loader's katalog.
 func (d *decoder) katalog(root *yaml.Node, dir string) {
@@ -237,7 +238,7 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 	if kind != "Katalog" && kind != "Komposer" {
 		d.errorf(orNode(top["kind"].value, root), "kind", "kind must be Katalog (or Komposer, which composes katalogs), got %q", kind)
 	}
-	meta := d.mapping(top["metadata"].value, "metadata", []string{"name", "namespace", "description", "version", "author", "tags", "labels", "annotations", "maintainers", "homepage"}, []string{"license"})
+	meta := d.mapping(top["metadata"].value, "metadata", metadataKeys, []string{"license"})
 	if k.Name == "" {
 		k.Name = d.str(meta["name"].value, "metadata.name")
 		k.Description = d.str(meta["description"].value, "metadata.description")
@@ -245,7 +246,14 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 	if f, ok := top["gateway"]; ok {
 		d.gateway(f.value)
 	}
+	if f, ok := top["security"]; ok {
+		d.security(f.value)
+	}
 	sources := d.sources(top, dir)
+	if top.has("notes") {
+		// After the imports: a composing document's notes override theirs.
+		d.notes(k, top["notes"].value, sources)
+	}
 	if !top.has("spec") {
 		if sources {
 			return
@@ -253,7 +261,7 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 		d.errorf(root, "spec", "spec is missing; a katalog needs spec.crds")
 		return
 	}
-	spec := d.mapping(top["spec"].value, "spec", []string{"crds", "finalizers", "imports"}, unimplementedSpec)
+	spec := d.mapping(top["spec"].value, "spec", specKeys, unimplementedSpec)
 	if f, ok := spec["finalizers"]; ok {
 		k.Finalizers = append(k.Finalizers, d.strList(f.value, "spec.finalizers")...)
 	}
@@ -302,7 +310,7 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 // the operator itself, so that part changes nothing. Its REST API, intake
 // webhooks and remote clusters would let others create objects: errors.
 func (d *decoder) gateway(n *yaml.Node) {
-	o := d.mapping(n, "gateway", []string{"endpoint", "enabled", "standalone", "api", "webhooks", "clusters"}, nil)
+	o := d.mapping(n, "gateway", gatewayKeys, nil)
 	for _, k := range []string{"endpoint", "enabled", "standalone"} {
 		if f, ok := o[k]; ok {
 			d.warnf(f.key, "gateway."+k, "upstream's separate gateway is not used: this runtime serves /convert itself and its admission rules run in the API server; it is ignored")

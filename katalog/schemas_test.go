@@ -114,6 +114,20 @@ func TestSchemaSources(t *testing.T) {
 			t.Fatalf("shared stand-in: storage %s served %v", crd.StorageVersion, crd.Served)
 		}
 	})
+	// The entries of the other versions say `conversion: {participant:
+	// true}` (iAlexeze/orkestra examples/use-cases/crd-conversion/
+	// with-webhooks): not a second conversion block, and it does not hide
+	// the storage version the first one names.
+	t.Run("participant entries", func(t *testing.T) {
+		dir := writeFiles(t, map[string]string{"katalog.yaml": header2 + "spec:\n  crds:\n    a2:\n      apiTypes: {group: demo.example.io, version: v2, kind: App}\n      conversion:\n        storageVersion: v1\n        paths:\n          - {from: v1, to: v2}\n          - {from: v2, to: v1}\n    a1:\n      apiTypes: {group: demo.example.io, version: v1, kind: App}\n      conversion:\n        participant: true\n"})
+		k, diags := Load(filepath.Join(dir, "katalog.yaml"))
+		if diags.HasErrors() {
+			t.Fatal(diagLines(dir, diags))
+		}
+		if crd := k.CRDs[0].CRD; crd.StorageVersion != "v1" || k.CRDs[1].Conversion != nil || len(k.CRDs[0].Conversion.Paths) != 2 {
+			t.Fatalf("storage %s, participant conversion %+v", crd.StorageVersion, k.CRDs[1].Conversion)
+		}
+	})
 	t.Run("built-in kind as primary", func(t *testing.T) {
 		dir := writeFiles(t, map[string]string{"katalog.yaml": header2 + "spec:\n  crds:\n    ns:\n      apiTypes: {kind: Namespace}\n"})
 		k, diags := Load(filepath.Join(dir, "katalog.yaml"))

@@ -37,6 +37,25 @@ type Katalog struct {
 	// Finalizers from spec.finalizers: the default for entries whose
 	// operatorBox lists none.
 	Finalizers []string
+	// Security is the top-level security: section; nil when absent.
+	Security *Security
+	// Notes are the katalog's user-defined template functions (top-level
+	// `notes:`), in document order.
+	Notes []*Note
+}
+
+// Note is a user-defined template function of the original format: a legacy
+// template that a template calls by name, without arguments, to get its
+// rendering.
+type Note struct {
+	Name        string
+	Description string
+	// Expression is the template (a string value, for its position).
+	Expression *Value
+	Pos        Pos
+	NamePos    Pos
+	// Shadow: the note means to replace a built-in function of that name.
+	Shadow bool
 }
 
 // Document is one parsed YAML file of a katalog.
@@ -87,9 +106,23 @@ type CRDEntry struct {
 	// Namespaced is the entry's `namespaced:` key; nil when absent (the CRD's
 	// scope decides).
 	Namespaced *bool
+	// DependsOn lists the entries this entry's reconciles wait for.
+	DependsOn []*Dependency
+	// Namespaces restricts which custom resources the entry reconciles and
+	// where its children may go; nil when the entry does not restrict.
+	Namespaces *NamespaceRules
 	// Box is operatorBox (or the older reconciler:); nil when absent.
 	Box        *OperatorBox
 	Conversion *Conversion
+	// Admission holds the entry's validation and mutation rules; nil when
+	// it declares none.
+	Admission *Admission
+	// Deprecated marks the entry's version deprecated in the CRD that
+	// manifests and dev install; DeprecationWarning (nil: the API server's
+	// default text) is the Warning header clients then get.
+	Deprecated         bool
+	DeprecationWarning *string
+	DeprecationPos     Pos
 
 	// dir is the directory paths in this entry are relative to; node is the
 	// entry as written (a Komposer override merges into it) and listForm
@@ -217,6 +250,9 @@ type OperatorBox struct {
 	// Hooks by name (OnCreate, OnReconcile, OnDelete); absent hooks are nil.
 	Hooks  map[string]*Hook
 	Status *Status
+	// Gates is preReconcile: conditions that hold reconciles back; nil
+	// when absent.
+	Gates *Gates
 }
 
 // Hook is one hook block: resources by kind, in document order.
@@ -245,7 +281,37 @@ type Resource struct {
 	RotateAfter time.Duration
 	// RotateAfterPos points at rotateAfter when set.
 	RotateAfterPos Pos
+	// ForEach makes the declaration one child per item of a list (or entry
+	// of a map) field of the custom resource; nil for a single child.
+	ForEach *ForEach
+	// HasStatus is a custom child's hasStatus: whether its status: block is
+	// written (through the status subresource). nil: when status: is given.
+	HasStatus *bool
+	// Namespaced is a custom child's metadata.namespaced: the scope the
+	// katalog declares for its kind (nil: the API server's discovery says).
+	Namespaced    *bool
+	NamespacedPos Pos
+
+	// nameOnly: an onDelete declaration of only a name (see onDeleteNames).
+	nameOnly bool
 }
+
+// ForEach is a declaration's forEach: the field iterated and the name of
+// the current item besides the default ones.
+type ForEach struct {
+	Pos Pos
+	// Field is the dot path as written (spec.regions); Path its segments
+	// below the custom resource.
+	Field    string
+	FieldPos Pos
+	Path     []string
+	// As is the alias of the current item (forEach.as); "" when absent.
+	As    string
+	AsPos Pos
+}
+
+// WritesStatus reports whether a custom child's status: block is written.
+func (r *Resource) WritesStatus() bool { return r.HasStatus == nil || *r.HasStatus }
 
 // FieldPath is the resource's path for diagnostics, e.g. onReconcile.deployments[0].
 func (r *Resource) FieldPath() string {
@@ -275,6 +341,29 @@ type Condition struct {
 	Value    string
 	ValuePos Pos
 	Negate   bool
+	// Clock conditions have no field: exactly one of Time, DayOfWeek and
+	// Cron is set (Operator is then empty).
+	Time      *TimeWindow
+	DayOfWeek *DayOfWeek
+	// Cron is a schedule; the condition holds for Duration after each time
+	// it fires (0: until it fires again).
+	Cron     string
+	Duration time.Duration
+}
+
+// TimeWindow is a `time:` condition: After and Before are "HH:MM" (UTC);
+// either may be empty.
+type TimeWindow struct {
+	After, Before string
+	Pos           Pos
+}
+
+// DayOfWeek is a `dayOfWeek:` condition: the first of Weekday, Weekend, In,
+// NotIn that is set decides.
+type DayOfWeek struct {
+	Weekday, Weekend *bool
+	In, NotIn        []string
+	Pos              Pos
 }
 
 // Status declares the status fields an entry writes.
@@ -288,10 +377,14 @@ type StatusField struct {
 	Pos   Pos
 	Path  string
 	Value *Value
-	// Type is the upstream `type:` hint (string, int, float, bool, auto); empty
-	// means "typed by the status schema".
+	// Type is the upstream `type:` hint, canonical: string, int, float, bool
+	// or auto ("" when absent; the original's spellings str, default,
+	// integer and boolean, in any case, are folded in).
 	Type string
 	When *When
+	// ClearOnFalse clears the field while When does not hold (upstream's
+	// clearOnFalse); otherwise the stored value stays.
+	ClearOnFalse bool
 }
 
 // Conversion declares how objects convert between the CRD's versions.

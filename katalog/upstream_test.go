@@ -1,6 +1,7 @@
 package katalog
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,56 @@ spec:
 	}
 	if got := k.CRDs[0].Conversion.StorageVersion; got != "v1" {
 		t.Fatalf("storageVersion defaults to the CRD's storage version v1, got %q", got)
+	}
+}
+
+// An onDelete declaration of only a name asks upstream to delete that object
+// with the custom resource (iAlexeze/orkestra examples/use-cases/temporal/
+// 01-business-hours). A declared child goes anyway, by garbage collection:
+// a warning and nothing to run. Another object would be left behind: an
+// error.
+func TestOnDeleteNameOnly(t *testing.T) {
+	box := "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n      operatorBox:\n        onCreate:\n          services:\n            - name: \"{{ .metadata.name }}-svc\"\n              port: 80\n        onDelete:\n          services:\n            - name: %s\n"
+	dir := writeFiles(t, map[string]string{
+		"declared.yaml": header2 + fmt.Sprintf(box, `"{{ .metadata.name }}-svc"`),
+		"other.yaml":    header2 + fmt.Sprintf(box, "legacy-svc"),
+	})
+	k, diags := Load(filepath.Join(dir, "declared.yaml"))
+	want := "declared.yaml:15:15: warning: [site] operatorBox.onDelete.services[0]: only names a child the entry declares; children are deleted with their custom resource (garbage collection through owner references), so this changes nothing; remove it"
+	if diags.HasErrors() || diagLines(dir, diags) != want {
+		t.Fatalf("want\n  %s\ngot\n  %s", want, diagLines(dir, diags))
+	}
+	if n := len(k.CRDs[0].Box.Hooks[OnDelete].Resources); n != 0 {
+		t.Fatalf("%d onDelete declarations left", n)
+	}
+	_, diags = Load(filepath.Join(dir, "other.yaml"))
+	want = "other.yaml:15:15: [site] operatorBox.onDelete.services[0]: only names an object (services) that the entry does not declare: upstream deletes that object when the custom resource is deleted, but this runtime deletes only its own children; declare it under onCreate or onReconcile with this name, or delete it from an onDelete Job"
+	if got := diagLines(dir, diags.Errors()); got != want {
+		t.Fatalf("want\n  %s\ngot\n  %s", want, got)
+	}
+}
+
+// `include:` reads a status block's fields from a fragment file, before the
+// block's own (orkspace/orkestra examples/intermediate/08-state-machine
+// include-katalog.yaml).
+func TestStatusInclude(t *testing.T) {
+	body := "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n      operatorBox:\n        emit:\n          status:\n            include: ./include/%s\n            fields:\n              - {path: endpoint, value: x}\n"
+	dir := writeFiles(t, map[string]string{
+		"k.yaml":              header2 + fmt.Sprintf(body, "status.yaml"),
+		"bad.yaml":            header2 + fmt.Sprintf(body, "broken.yaml"),
+		"include/status.yaml": "fields:\n  - path: phase\n    value: Ready\n",
+		"include/broken.yaml": "- path: phase\n",
+	})
+	k, diags := Load(filepath.Join(dir, "k.yaml"))
+	if diags.HasErrors() {
+		t.Fatal(diagLines(dir, diags))
+	}
+	fields := k.CRDs[0].Box.Status.Fields
+	if len(fields) != 2 || fields[0].Path != "phase" || fields[1].Path != "endpoint" || !strings.HasSuffix(fields[0].Pos.File, "include/status.yaml") || fields[0].Pos.Line != 2 {
+		t.Fatalf("fields %+v %+v", fields[0], fields[len(fields)-1])
+	}
+	_, diags = Load(filepath.Join(dir, "bad.yaml"))
+	if want := "include/broken.yaml:1:1: [site] fields: a status fragment needs `fields:`"; !strings.HasPrefix(diagLines(dir, diags.Errors()), want) {
+		t.Fatalf("want %s…, got\n%s", want, diagLines(dir, diags.Errors()))
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
@@ -26,6 +28,9 @@ type applier struct {
 
 	// applied counts the children that passed their condition.
 	applied int
+	// skipped names the children not applied because their namespace is
+	// outside the entry's allowedNamespaces or in its restrictedNamespaces.
+	skipped []string
 	// retry asks for a reconcile soon (stale cache, conflict).
 	retry bool
 	// requeueAfter is the time until the next secret rotation (0: none).
@@ -58,6 +63,13 @@ func (a *applier) applyAll(res *render.Result) error {
 	}
 	deleted := map[string]bool{}
 	for _, c := range children {
+		if !a.e.entry.Namespaces.Permits(c.Namespace) {
+			// Upstream's namespace guard: skipped, not an error.
+			if c.When && chosen[c.Key()] == c {
+				a.skipped = append(a.skipped, c.String())
+			}
+			continue
+		}
 		if !c.When {
 			if c.Reconciled && chosen[c.Key()] == nil && !deleted[c.Key()] {
 				deleted[c.Key()] = true
@@ -74,6 +86,61 @@ func (a *applier) applyAll(res *render.Result) error {
 		if err := a.apply(c); err != nil {
 			return fmt.Errorf("%s (%s): %w", c, c.Resource.Fields.Field, err)
 		}
+	}
+	return nil
+}
+
+// summary is the Ready condition's message: how many children were applied,
+// and which were skipped for their namespace.
+func (a *applier) summary() string {
+	msg := fmt.Sprintf("%d children applied", a.applied)
+	if len(a.skipped) > 0 {
+		msg += fmt.Sprintf("; %d skipped, their namespace is not allowed (allowedNamespaces, restrictedNamespaces): %s", len(a.skipped), strings.Join(a.skipped, ", "))
+	}
+	return msg
+}
+
+// pruneItems deletes the children of drift-corrected forEach declarations
+// whose item is gone: objects the custom resource owns, labelled with the
+// declaration, that no item names any more.
+func (a *applier) pruneItems(res *render.Result) error {
+	for _, h := range render.ApplyHooks {
+		for _, rs := range a.e.entry.Hooks[h] {
+			if rs.ForEach == nil || rs.GVK == nil || !(rs.Hook == katalog.OnReconcile || rs.Reconcile) {
+				continue
+			}
+			if err := a.pruneDeclaration(res, rs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *applier) pruneDeclaration(res *render.Result, rs *engine.Resource) error {
+	decl := render.DeclarationOf(rs)
+	current := map[types.NamespacedName]bool{}
+	for _, h := range render.ApplyHooks {
+		for _, c := range res.Hooks[h] {
+			if c.Resource == rs && c.When {
+				current[a.key(c)] = true
+			}
+		}
+	}
+	objs, err := a.e.ownedObjects(a.ctx, a.cr, childKind{gvk: *rs.GVK, custom: rs.Kind.Open})
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		if obj.GetLabels()[render.LabelDeclaration] != decl || current[key] || obj.GetDeletionTimestamp() != nil {
+			continue
+		}
+		uid := obj.GetUID()
+		if err := a.e.client.Delete(a.ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting %s %s, whose forEach item is gone: %w", rs.GVK.Kind, key, err)
+		}
+		a.change("Deleted", "deleted %s %s: its item of %s is gone", rs.GVK.Kind, key, rs.ForEach.Field)
 	}
 	return nil
 }
@@ -164,14 +231,14 @@ func (a *applier) apply(c *render.Child) error {
 	case c.Kind == "jobs", !c.Reconciled:
 		return nil
 	}
-	d, err := diffChild(c, live)
+	d, err := render.Diff(c, live)
 	if err != nil {
 		return err
 	}
-	if d.none() {
+	if d.None() {
 		return nil
 	}
-	if d.recreate {
+	if d.Recreate {
 		return a.recreate(c, live, d)
 	}
 	if err := a.e.client.Update(a.ctx, live); err != nil {
@@ -179,9 +246,9 @@ func (a *applier) apply(c *render.Child) error {
 			a.retry = true
 			return nil
 		}
-		return fmt.Errorf("updating %s: %w", strings.Join(d.fields, ", "), err)
+		return fmt.Errorf("updating %s: %w", strings.Join(d.Fields, ", "), err)
 	}
-	a.change("Updated", "updated %s: %s drifted", c, strings.Join(d.fields, ", "))
+	a.change("Updated", "updated %s: %s drifted", c, strings.Join(d.Fields, ", "))
 	return nil
 }
 
@@ -216,7 +283,29 @@ func (a *applier) create(c *render.Child) error {
 	if c.Kind == "jobs" {
 		a.jobsCreated = append(a.jobsCreated, c.Namespace+"/"+c.Name)
 	}
+	if err := a.initialStatus(c, obj); err != nil {
+		return err
+	}
 	a.change("Created", "created %s", c)
+	return nil
+}
+
+// initialStatus writes a custom child's declared status through its status
+// subresource once it was created (the API server ignores status on create);
+// afterwards the child's own controller owns its status.
+func (a *applier) initialStatus(c *render.Child, created client.Object) error {
+	if c.Status == nil {
+		return nil
+	}
+	u, ok := created.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("status: applies to custom children only")
+	}
+	orig := u.DeepCopy()
+	u.Object["status"] = c.Status
+	if err := a.e.client.Status().Patch(a.ctx, u, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("writing its initial status (hasStatus: false skips it): %w", err)
+	}
 	return nil
 }
 
@@ -272,14 +361,14 @@ func (a *applier) stillForeign(c *render.Child) bool {
 	return false
 }
 
-func (a *applier) recreate(c *render.Child, live client.Object, d drift) error {
+func (a *applier) recreate(c *render.Child, live client.Object, d render.Drift) error {
 	uid := live.GetUID()
 	if err := a.e.client.Delete(a.ctx, live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 		if apierrors.IsConflict(err) {
 			a.retry = true
 			return nil
 		}
-		return fmt.Errorf("deleting to recreate (%s changed): %w", strings.Join(d.fields, ", "), err)
+		return fmt.Errorf("deleting to recreate (%s changed): %w", strings.Join(d.Fields, ", "), err)
 	}
 	obj := a.desired(c)
 	if err := a.e.client.Create(a.ctx, obj); err != nil {
@@ -288,9 +377,9 @@ func (a *applier) recreate(c *render.Child, live client.Object, d drift) error {
 			a.retry = true
 			return nil
 		}
-		return fmt.Errorf("recreating (%s changed): %w", strings.Join(d.fields, ", "), err)
+		return fmt.Errorf("recreating (%s changed): %w", strings.Join(d.Fields, ", "), err)
 	}
-	a.change("Recreated", "recreated %s: %s changed", c, strings.Join(d.fields, ", "))
+	a.change("Recreated", "recreated %s: %s changed", c, strings.Join(d.Fields, ", "))
 	return nil
 }
 

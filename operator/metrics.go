@@ -1,10 +1,11 @@
 package operator
 
 import (
-	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/orkspace/orkestra-cel/metricsreg"
 )
 
 // Metric names.
@@ -59,10 +60,10 @@ func metricsFor(reg prometheus.Registerer) (*metrics, *gaugeCollector, error) {
 	}
 	g := &gaugeCollector{entries: map[*entryController]struct{}{}}
 	var err error
-	if m.total, err = register(reg, m.total); err != nil {
+	if m.total, err = metricsreg.Register(reg, m.total); err != nil {
 		return nil, nil, err
 	}
-	if m.duration, err = register(reg, m.duration); err != nil {
+	if m.duration, err = metricsreg.Register(reg, m.duration); err != nil {
 		return nil, nil, err
 	}
 	if err := reg.Register(g); err != nil {
@@ -70,17 +71,6 @@ func metricsFor(reg prometheus.Registerer) (*metrics, *gaugeCollector, error) {
 	}
 	metricsByRg[reg], gaugesByRg[reg] = m, g
 	return m, g, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }
 
 var (

@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -218,29 +219,47 @@ func NewManager(cfg *rest.Config, plan *engine.Plan, o ManagerOptions) (manager.
 
 // CacheOptions restricts the manager's caches: child kinds to objects
 // labelled orkestra.orkspace.io/managed=true (a cluster's Secrets and Pods
-// are not all held in memory), and everything to namespace when it is set.
+// are not all held in memory), every kind to the namespaces the katalog
+// limits it to (engine.Plan.WatchNamespaces: allowedNamespaces, namespace:),
+// and everything to namespace when it is set.
 func CacheOptions(plan *engine.Plan, namespace string) cache.Options {
 	sel := labels.SelectorFromSet(labels.Set{render.LabelManaged: "true"})
 	byObject := map[client.Object]cache.ByObject{}
+	scheme := Scheme()
+	inNamespaces := func(gvk schema.GroupVersionKind) map[string]cache.Config {
+		nss := plan.WatchNamespaces(gvk)
+		if nss == nil || namespace != "" {
+			return nil
+		}
+		out := make(map[string]cache.Config, len(nss))
+		for _, ns := range nss {
+			out[ns] = cache.Config{}
+		}
+		return out
+	}
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, e := range plan.Entries {
-		for _, gvk := range childGVKs(e) {
-			if seen[gvk] {
-				continue
+		if e.Namespaced && !seen[e.GVK] {
+			seen[e.GVK] = true
+			if nss := inNamespaces(e.GVK); nss != nil {
+				u := &unstructured.Unstructured{}
+				u.SetGroupVersionKind(e.GVK)
+				byObject[u] = cache.ByObject{Namespaces: nss}
 			}
-			seen[gvk] = true
+		}
+		for _, k := range childKinds(e) {
 			// Only built-in kinds: the manager asks the API server about
 			// every kind listed here when it starts, and a custom kind may
 			// not be served yet.
-			scheme := Scheme()
-			if !scheme.Recognizes(gvk) {
+			if seen[k.gvk] || k.custom || !scheme.Recognizes(k.gvk) {
 				continue
 			}
-			obj, err := newObject(scheme, gvk)
+			seen[k.gvk] = true
+			obj, err := newObject(scheme, k.gvk)
 			if err != nil {
 				continue
 			}
-			byObject[obj] = cache.ByObject{Label: sel}
+			byObject[obj] = cache.ByObject{Label: sel, Namespaces: inNamespaces(k.gvk)}
 		}
 	}
 	opts := cache.Options{ByObject: byObject}
@@ -256,45 +275,18 @@ type childKind struct {
 	custom bool
 }
 
-// childGVKs returns the kinds of an entry's children known before
-// evaluation: every built-in kind, and custom kinds whose apiVersion and
-// kind are literals.
-func childGVKs(e *engine.Entry) []schema.GroupVersionKind {
-	var out []schema.GroupVersionKind
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, k := range childKinds(e) {
-		if !seen[k.gvk] {
-			seen[k.gvk] = true
-			out = append(out, k.gvk)
-		}
-	}
-	return out
-}
-
 // childKinds returns the kinds of an entry's children known before
-// evaluation, telling custom children (read as unstructured objects) apart.
+// evaluation (engine.Resource.GVK), telling custom children (read as
+// unstructured objects) apart.
 func childKinds(e *engine.Entry) []childKind {
 	var out []childKind
 	seen := map[childKind]bool{}
 	for _, h := range katalog.Hooks {
 		for _, r := range e.Hooks[h] {
-			var gvk schema.GroupVersionKind
-			if r.Kind.Open {
-				av, k := r.Fields.Get("apiVersion"), r.Fields.Get("kind")
-				if av == nil || k == nil || !av.IsLiteral() || !k.IsLiteral() {
-					continue
-				}
-				avs, _ := av.Literal.(string)
-				ks, _ := k.Literal.(string)
-				gv, err := schema.ParseGroupVersion(avs)
-				if err != nil || ks == "" {
-					continue
-				}
-				gvk = gv.WithKind(ks)
-			} else {
-				gvk = schema.FromAPIVersionAndKind(r.Kind.APIVersion, r.Kind.Kind)
+			if r.GVK == nil {
+				continue
 			}
-			k := childKind{gvk: gvk, custom: r.Kind.Open}
+			k := childKind{gvk: *r.GVK, custom: r.Kind.Open}
 			if !seen[k] {
 				seen[k] = true
 				out = append(out, k)
@@ -338,6 +330,9 @@ func (o *Operator) SetupWithManager(mgr manager.Manager) error {
 		c = o.opts.WrapClient(c)
 	}
 	recorder := mgr.GetEventRecorder(EventReporter)
+	if err := indexChildren(context.Background(), mgr, o.plan); err != nil {
+		return err
+	}
 	for _, e := range o.plan.Entries {
 		if !e.Enabled {
 			continue
@@ -435,13 +430,18 @@ type entryController struct {
 	queueMu sync.Mutex
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
 
-	active         atomic.Int64
-	resources      atomic.Int64
-	informerSynced atomic.Bool
-	workersStarted atomic.Bool
-	recentMu       sync.Mutex
-	recent         [32]bool // true: failed
-	recentN        int
+	active    atomic.Int64
+	resources atomic.Int64
+	// views converts observed children for read-back once per change.
+	views childViews
+	// consecutiveFailures counts the reconciles that failed since the last
+	// one that did not (dependsOn's healthy).
+	consecutiveFailures atomic.Int64
+	informerSynced      atomic.Bool
+	workersStarted      atomic.Bool
+	recentMu            sync.Mutex
+	recent              [32]bool // true: failed
+	recentN             int
 }
 
 func (e *entryController) status() EntryStatus {
@@ -545,9 +545,19 @@ func (e *entryController) setup(mgr manager.Manager) error {
 	if !e.entry.Reconciles {
 		return nil
 	}
+	var forOpts []builder.ForOption
+	if rules := e.entry.Namespaces; rules != nil || e.entry.EnqueueGate != nil {
+		// Custom resources outside the entry's namespaces, or kept out by
+		// preReconcile's enqueue gate, never reach the work queue (upstream
+		// drops them before enqueueing too).
+		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			u, ok := o.(*unstructured.Unstructured)
+			return rules.Reconciles(o.GetNamespace()) && (!ok || e.enqueues(u.Object))
+		})))
+	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(e.entry.Name).
-		For(e.crObject())
+		For(e.crObject(), forOpts...)
 	for _, k := range childKinds(e.entry) {
 		gvk := k.gvk
 		obj, err := newObject(mgr.GetScheme(), gvk)

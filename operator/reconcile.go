@@ -14,9 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
@@ -27,7 +29,10 @@ const (
 	ReasonRenderFailed   = "RenderFailed"
 	ReasonApplyFailed    = "ApplyFailed"
 	ReasonOnDeleteFailed = "OnDeleteFailed"
-	ConditionReady       = "Ready"
+	// ReasonStatusFieldFailed: a status field failed to evaluate and was
+	// left out; the reconcile still succeeded.
+	ReasonStatusFieldFailed = "StatusFieldFailed"
+	ConditionReady          = "Ready"
 )
 
 // retryAfter is how soon a reconcile that met a transient condition (a
@@ -41,6 +46,11 @@ func (e *entryController) Reconcile(ctx context.Context, req reconcile.Request) 
 	start := time.Now()
 	res, retry, err := e.reconcile(ctx, req)
 	e.duration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		e.consecutiveFailures.Add(1)
+	} else {
+		e.consecutiveFailures.Store(0)
+	}
 	switch {
 	case err != nil:
 		e.total[ResultError].Inc()
@@ -68,6 +78,23 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if cr.GetDeletionTimestamp() != nil {
 		return e.finalize(ctx, cr)
 	}
+	if !e.entry.Namespaces.Reconciles(cr.GetNamespace()) {
+		// Not this entry's (allowedNamespaces, restrictedNamespaces,
+		// namespace:); the watch filter keeps most of these away.
+		return reconcile.Result{}, false, nil
+	}
+	if waits := e.waitingFor(); waits != "" {
+		return e.hold(ctx, cr, ReasonWaiting, "waiting for "+waits, dependencyRetry)
+	}
+	kids, err := e.observedChildren(ctx, cr)
+	if err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
+	}
+	if ok, err := e.gateHolds(cr, kids); err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
+	} else if !ok {
+		return e.hold(ctx, cr, ReasonGated, fmt.Sprintf("not reconciled: the preReconcile gate %s does not hold", e.entry.Gate.Source()), 0)
+	}
 	if fins := e.finalizers(); len(fins) > 0 && !hasAll(cr.GetFinalizers(), fins) {
 		orig := cr.DeepCopy()
 		cr.SetFinalizers(union(cr.GetFinalizers(), fins))
@@ -79,11 +106,16 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		}
 	}
 	a := &applier{e: e, ctx: ctx, cr: cr, now: e.op.opts.Now()}
-	res, err := render.RenderWith(e.entry, cr, render.Options{Hooks: render.ApplyHooks, IsNamespaced: e.isNamespaced})
+	opts := e.renderOptions(ctx, render.ApplyHooks)
+	opts.Children = kids
+	res, err := render.RenderWith(e.entry, cr, opts)
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
 	err = a.applyAll(res)
+	if err == nil {
+		err = a.pruneItems(res)
+	}
 	a.flushEvents("Reconcile")
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonApplyFailed, err)
@@ -92,7 +124,10 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonApplyFailed, err)
 	}
 	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonSucceeded,
-		Message: fmt.Sprintf("%d children applied", a.applied)}
+		Message: a.summary()}
+	if len(res.StatusErrors) > 0 {
+		ready.Message += "; " + e.statusFieldsFailed(cr, res.StatusErrors)
+	}
 	if err := e.writeStatus(ctx, cr, res.Status, ready); err != nil {
 		if apierrors.IsConflict(err) {
 			return reconcile.Result{RequeueAfter: retryAfter}, true, nil
@@ -103,10 +138,31 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if r := e.entry.Resync; r > 0 && (out.RequeueAfter == 0 || r < out.RequeueAfter) {
 		out.RequeueAfter = r
 	}
+	// A value or condition that reads the clock (a time window, a weekday)
+	// changes with time alone: reconcile again when it may.
+	if now := engine.Now(); len(e.entry.Timed) > 0 {
+		if next := engine.NextChange(now, e.entry.Timed); !next.IsZero() {
+			if d := next.Sub(now); out.RequeueAfter == 0 || d < out.RequeueAfter {
+				out.RequeueAfter = d
+			}
+		}
+	}
 	if a.retry {
 		out.RequeueAfter = retryAfter
 	}
 	return out, a.retry, nil
+}
+
+// statusFieldsFailed reports status fields that failed (left out, the
+// others written, as the original engine did): one Warning event each, and
+// the text for the Ready condition's message.
+func (e *entryController) statusFieldsFailed(cr *unstructured.Unstructured, errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonStatusFieldFailed, "Reconcile", "%s", truncate(msgs[i], 1024))
+	}
+	return fmt.Sprintf("%d status field(s) not written: %s", len(errs), truncate(strings.Join(msgs, "; "), 4096))
 }
 
 // fail reports err on the custom resource (event, Ready=False) and returns
@@ -143,7 +199,13 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	if len(fins) == 0 || !hasAny(cr.GetFinalizers(), fins) {
 		return reconcile.Result{}, false, nil
 	}
-	res, err := render.RenderWith(e.entry, cr, render.Options{Hooks: render.DeleteHooks, SkipStatus: true, IsNamespaced: e.isNamespaced})
+	opts := e.renderOptions(ctx, render.DeleteHooks)
+	kids, err := e.observedChildren(ctx, cr)
+	if err != nil {
+		return reconcile.Result{}, false, err
+	}
+	opts.Children = kids
+	res, err := render.RenderWith(e.entry, cr, opts)
 	if err != nil {
 		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonOnDeleteFailed, "Finalize", "%s", truncate(err.Error(), 1024))
 		return reconcile.Result{}, false, err
@@ -152,7 +214,7 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	pending := false
 	seen := map[string]bool{}
 	for _, c := range res.Hooks[katalog.OnDelete] {
-		if !c.When || seen[c.Key()] {
+		if !c.When || seen[c.Key()] || !e.entry.Namespaces.Permits(c.Namespace) {
 			continue
 		}
 		seen[c.Key()] = true
@@ -188,6 +250,27 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	}
 	e.recorder.Eventf(cr, nil, corev1.EventTypeNormal, "Finalized", "Finalize", "onDelete ran (%d children); finalizer removed", len(seen))
 	return reconcile.Result{}, false, nil
+}
+
+// renderOptions are the options the reconciler renders hooks with: scopes
+// from the REST mapper, copy sources read from the API server (a get by name,
+// not a cache: the source is not Orkestra's and need not carry its label).
+func (e *entryController) renderOptions(ctx context.Context, hooks []string) render.Options {
+	return render.Options{
+		Hooks:        hooks,
+		SkipStatus:   hooks[0] == katalog.OnDelete,
+		IsNamespaced: e.isNamespaced,
+		ReadSource: func(gvk schema.GroupVersionKind, key types.NamespacedName) (client.Object, error) {
+			obj, err := newObject(e.scheme, gvk)
+			if err != nil {
+				return nil, err
+			}
+			if err := e.reader.Get(ctx, key, obj); err != nil {
+				return nil, err
+			}
+			return obj, nil
+		},
+	}
 }
 
 func (e *entryController) isNamespaced(gvk schema.GroupVersionKind) (bool, error) {

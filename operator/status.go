@@ -78,9 +78,14 @@ func (e *entryController) hasStatusSubresource() bool {
 	return true
 }
 
-// mergeInto sets every leaf of src into dst, merging nested objects.
+// mergeInto sets every leaf of src into dst, merging nested objects; a nil
+// leaf (a field cleared by clearOnFalse) removes it.
 func mergeInto(dst, src map[string]any) {
 	for k, v := range src {
+		if v == nil {
+			delete(dst, k)
+			continue
+		}
 		if sm, ok := v.(map[string]any); ok {
 			dm, ok := dst[k].(map[string]any)
 			if !ok {

@@ -138,6 +138,13 @@ func loadPlan(t testing.TB, files ...string) *engine.Plan {
 // operatorBox is box (YAML, indented from column 0).
 func widgetPlan(t testing.TB, box string) *engine.Plan {
 	t.Helper()
+	return widgetPlanWith(t, "", box)
+}
+
+// widgetPlanWith is widgetPlan with extra entry-level lines (indented for
+// the entry, e.g. "      allowedNamespaces: [a]\n").
+func widgetPlanWith(t testing.TB, entryLines, box string) *engine.Plan {
+	t.Helper()
 	dir := t.TempDir()
 	crd, err := os.ReadFile(filepath.Join("testdata", "crds", "widget.yaml"))
 	if err != nil {
@@ -161,8 +168,9 @@ spec:
         version: v1
         kind: Widget
         plural: widgets
-      operatorBox:
 `)
+	b.WriteString(entryLines)
+	b.WriteString("      operatorBox:\n")
 	for _, line := range strings.Split(strings.Trim(box, "\n"), "\n") {
 		b.WriteString("        " + line + "\n")
 	}
@@ -193,6 +201,9 @@ type harnessOptions struct {
 	ns             string
 	leaderElection bool
 	leaseID        string
+	// clusterWide: the manager watches every namespace (the katalog's own
+	// namespace rules then decide).
+	clusterWide bool
 }
 
 // startOperator starts an operator for plan in a fresh namespace.
@@ -208,6 +219,9 @@ func startOperator(t testing.TB, plan *engine.Plan, opts ...func(*harnessOptions
 	h := &harness{t: t, ns: o.ns, plan: plan, clock: &fakeClock{}, reg: prometheus.NewRegistry()}
 	h.clock.set(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
 	mo := ManagerOptions{Namespace: o.ns, SkipControllerNameValidation: true, GracefulShutdownTimeout: 5 * time.Second}
+	if o.clusterWide {
+		mo.Namespace = ""
+	}
 	if o.leaderElection {
 		mo.LeaderElection = true
 		mo.LeaderElectionID = o.leaseID

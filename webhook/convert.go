@@ -436,7 +436,8 @@ func (c *objectConversion) convert(out []byte, i int, raw []byte, obj any) ([]by
 	start := time.Now()
 	out, err = c.convertObject(out, raw, u, id, gv, gk, apiVersion, unknown, failf)
 	if pm != nil {
-		pm.observe(time.Since(start), err == nil)
+		end := time.Now()
+		pm.observe(end, end.Sub(start), err == nil)
 	}
 	return out, err
 }

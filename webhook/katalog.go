@@ -21,6 +21,22 @@ type EntryRuntime struct {
 	// Started is true once the entry's workers run.
 	Started bool
 	Healthy bool
+	// Storage is the storage state of the entry's CRD; nil when nothing
+	// watches it (serve, or storage migration turned off).
+	Storage *StorageStatus
+}
+
+// StorageStatus is the `storage` object of a /katalog entry: the CRD's
+// status.storedVersions and the storage migration that empties it of every
+// version but the storage version.
+type StorageStatus struct {
+	StoredVersions []string `json:"storedVersions"`
+	Migrating      bool     `json:"migrating"`
+	// Migrated counts the objects the current (or last) migration rewrote;
+	// Remaining those still to do (null when unknown).
+	Migrated  int64  `json:"migrated"`
+	Remaining *int64 `json:"remaining"`
+	LastError string `json:"lastError"`
 }
 
 // RuntimeStatus supplies run-time facts about katalog entries (the operator
@@ -40,6 +56,7 @@ type KatalogEntry struct {
 	Started       bool             `json:"started"`
 	Healthy       bool             `json:"healthy"`
 	Conversion    ConversionStatus `json:"conversion"`
+	Storage       *StorageStatus   `json:"storage,omitempty"`
 }
 
 // ConversionStatus reports the conversions INTO an entry's version: an entry
@@ -83,6 +100,7 @@ func (k *katalogAPI) entry(e *engine.Entry) KatalogEntry {
 		if rt, ok := k.runtime.Entry(e.Name); ok {
 			out.Workers, out.WorkersActive, out.ResourceCount = rt.Workers, rt.WorkersActive, rt.ResourceCount
 			out.Started, out.Healthy = rt.Started, rt.Healthy
+			out.Storage = rt.Storage
 		}
 	}
 	if k.plan.Conversions[e.GVK.GroupKind()] != nil {

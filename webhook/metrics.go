@@ -1,13 +1,15 @@
 package webhook
 
 import (
-	"errors"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/orkestra-cel/metricsreg"
 )
 
 // Metric names.
@@ -15,6 +17,7 @@ const (
 	MetricRequests = "orkestra_conversion_requests_total"
 	MetricDuration = "orkestra_conversion_duration_seconds"
 	MetricActive   = "orkestra_conversion_active_requests"
+	MetricLastSeen = "orkestra_conversion_last_timestamp_seconds"
 )
 
 // Label values of the result label.
@@ -46,6 +49,7 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	active   *prometheus.GaugeVec
+	lastSeen *prometheus.GaugeVec
 
 	pairs   sync.Map // pairKey → *pairMetrics
 	mu      sync.Mutex
@@ -71,32 +75,28 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: MetricActive,
 			Help: "Objects being converted right now, by kind.",
 		}, []string{"kind"}),
+		lastSeen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: MetricLastSeen,
+			Help: "Unix time of the last object converted, by kind, source version and target version (orkestra versions reads it to tell whether clients still use a version).",
+		}, []string{"kind", "from_version", "to_version"}),
 		targets: map[schema.GroupVersionKind]*targetStats{},
 	}
 	if reg != nil {
 		var err error
-		if m.requests, err = register(reg, m.requests); err != nil {
+		if m.requests, err = metricsreg.Register(reg, m.requests); err != nil {
 			return nil, err
 		}
-		if m.duration, err = register(reg, m.duration); err != nil {
+		if m.duration, err = metricsreg.Register(reg, m.duration); err != nil {
 			return nil, err
 		}
-		if m.active, err = register(reg, m.active); err != nil {
+		if m.active, err = metricsreg.Register(reg, m.active); err != nil {
+			return nil, err
+		}
+		if m.lastSeen, err = metricsreg.Register(reg, m.lastSeen); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }
 
 type pairKey struct {
@@ -108,6 +108,7 @@ type pairMetrics struct {
 	success, failure prometheus.Counter
 	duration         prometheus.Observer
 	active           prometheus.Gauge
+	lastSeen         prometheus.Gauge
 	target           *targetStats
 }
 
@@ -123,6 +124,7 @@ func (m *Metrics) pair(k pairKey) *pairMetrics {
 		failure:  m.requests.WithLabelValues(k.kind, k.from, k.to, ResultFailure),
 		duration: m.duration.WithLabelValues(k.kind, k.from, k.to),
 		active:   m.active.WithLabelValues(k.kind),
+		lastSeen: m.lastSeen.WithLabelValues(k.kind, k.from, k.to),
 		target:   m.target(schema.GroupVersionKind{Group: k.group, Version: k.to, Kind: k.kind}),
 	}
 	actual, _ := m.pairs.LoadOrStore(k, p)
@@ -140,13 +142,15 @@ func (m *Metrics) target(gvk schema.GroupVersionKind) *targetStats {
 	return t
 }
 
-func (p *pairMetrics) observe(d time.Duration, ok bool) {
+// observe records one object converted in d, ending at end.
+func (p *pairMetrics) observe(end time.Time, d time.Duration, ok bool) {
 	if ok {
 		p.success.Inc()
 	} else {
 		p.failure.Inc()
 	}
 	p.duration.Observe(d.Seconds())
+	p.lastSeen.Set(float64(end.UnixNano()) / 1e9)
 	p.target.observe(d, ok)
 }
 

@@ -248,7 +248,7 @@ func Served(plan *engine.Plan) []schema.GroupVersionKind {
 
 func (s *Server) webhookMux() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/convert", NewConvertHandler(s.Converter, ConvertOptions{
+	mux.Handle(ConvertPath, NewConvertHandler(s.Converter, ConvertOptions{
 		MaxRequestBytes:  s.MaxRequestBytes,
 		MaxInflightBytes: s.MaxInflightBytes,
 		BodyTimeout:      s.BodyTimeout,
@@ -420,7 +420,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.serving.Store(true)
 	close(s.ready)
-	s.Log.Info("serving", "webhook", "https://"+wl.Addr().String()+"/convert", "http", addrOf(hl))
+	s.Log.Info("serving", "webhook", "https://"+wl.Addr().String()+ConvertPath, "http", addrOf(hl))
 
 	var runErr error
 	select {

@@ -203,7 +203,7 @@ func TestP95(t *testing.T) {
 	m, _ := NewMetrics(nil)
 	p := m.pair(pairKey{group: "g", kind: "K", from: "a", to: "b"})
 	for i := 1; i <= 100; i++ {
-		p.observe(time.Duration(i)*time.Millisecond, true)
+		p.observe(time.Now(), time.Duration(i)*time.Millisecond, true)
 	}
 	s := m.Summary(schemaGVK("g", "b", "K"))
 	if s.Total != 100 || s.P95Latency != 95*time.Millisecond || s.AvgLatency != 50500*time.Microsecond {
@@ -211,7 +211,7 @@ func TestP95(t *testing.T) {
 	}
 	// The window is bounded: after LatencyWindow fast samples the slow ones are gone.
 	for range LatencyWindow {
-		p.observe(time.Microsecond, true)
+		p.observe(time.Now(), time.Microsecond, true)
 	}
 	if s := m.Summary(schemaGVK("g", "b", "K")); s.P95Latency != time.Microsecond || s.Total != 100+LatencyWindow {
 		t.Errorf("after the window: %+v", s)
@@ -486,9 +486,52 @@ func TestMetricsRegisterTwice(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a second NewMetrics on the same registry: %v", err)
 	}
-	a.pair(pairKey{kind: "K", from: "a", to: "b"}).observe(time.Millisecond, true)
-	b.pair(pairKey{kind: "K", from: "a", to: "b"}).observe(time.Millisecond, true)
+	a.pair(pairKey{kind: "K", from: "a", to: "b"}).observe(time.Now(), time.Millisecond, true)
+	b.pair(pairKey{kind: "K", from: "a", to: "b"}).observe(time.Now(), time.Millisecond, true)
 	if got := counterValue(t, reg, "K", "a", "b", "success"); got != 2 {
 		t.Errorf("shared collectors count %v, want 2", got)
+	}
+}
+
+// The last-conversion gauge tells `orkestra versions` when a version was
+// last used.
+func TestLastConversionTimestamp(t *testing.T) {
+	ts := startServer(t)
+	before := float64(time.Now().UnixNano()) / 1e9
+	if code, body := ts.post(t, review(t, ReviewV1, "t1", group+"/v1alpha1", website("v1", "a", "nginx"))); code != 200 {
+		t.Fatalf("HTTP %d %s", code, body)
+	}
+	after := float64(time.Now().UnixNano()) / 1e9
+	g := metric(t, ts.reg, MetricLastSeen, map[string]string{"kind": "Website", "from_version": "v1", "to_version": "v1alpha1"})
+	if g == nil || g.GetGauge().GetValue() < before || g.GetGauge().GetValue() > after {
+		t.Fatalf("%s = %v, want between %f and %f", MetricLastSeen, g, before, after)
+	}
+	if other := metric(t, ts.reg, MetricLastSeen, map[string]string{"kind": "Website", "from_version": "v1alpha1", "to_version": "v1"}); other != nil {
+		t.Errorf("a pair that never converted has a timestamp: %v", other)
+	}
+}
+
+// The storage object appears when the runtime knows the CRD's storage
+// state, with remaining null when unknown.
+func TestKatalogAPIStorage(t *testing.T) {
+	ts := startServer(t, func(s *Server) {
+		s.Runtime = fakeRuntime{"website-v1": {Healthy: true, Storage: &StorageStatus{StoredVersions: []string{"v1alpha1", "v1"}, Migrating: true, Migrated: 12, LastError: "boom"}}}
+	})
+	_, body := ts.get(t, "/katalog/website-v1")
+	want := `"storage": {
+    "storedVersions": [
+      "v1alpha1",
+      "v1"
+    ],
+    "migrating": true,
+    "migrated": 12,
+    "remaining": null,
+    "lastError": "boom"
+  }`
+	if !strings.Contains(string(body), want) {
+		t.Errorf("/katalog/website-v1:\n%s\nwant it to hold\n%s", body, want)
+	}
+	if _, body = ts.get(t, "/katalog/blog-v1"); strings.Contains(string(body), `"storage"`) {
+		t.Errorf("an entry without storage state shows one:\n%s", body)
 	}
 }

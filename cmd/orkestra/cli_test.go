@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -94,6 +95,76 @@ spec:
 	}
 }
 
+// The e2e hostPort split on a loose schema: check warns at the field and
+// the index that can fail, --strict makes them errors; on the e2e schema
+// (hostPort required, with a pattern holding one ':') nothing is reported.
+func TestCheckTotality(t *testing.T) {
+	const loose = "../../conformance/testdata/loosehostport/katalog.yaml"
+	out, errOut, code := run(t, "", "check", "-f", loose)
+	if code != 0 || !strings.HasPrefix(out, "ok: ") {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	want := []string{
+		loose + ":18:34: warning: [hostport-v1] conversion.paths[0].spec.host: expression ${self.spec.hostPort.split(':')[0]} can fail on objects v1 accepts: spec.hostPort is not required, so an object without it fails here (no such key); make it required or give it a default in the schema, or guard it: has(self.spec.hostPort) ? … : …, or self.spec.?hostPort.orValue(…)",
+		loose + ":19:34: warning: [hostport-v1] conversion.paths[0].spec.port: expression ${self.spec.hostPort.split(':')[1]} can fail on objects v1 accepts: spec.hostPort is not required, so an object without it fails here (no such key); make it required or give it a default in the schema, or guard it: has(self.spec.hostPort) ? … : …, or self.spec.?hostPort.orValue(…)",
+		loose + `:19:53: warning: [hostport-v1] conversion.paths[0].spec.port: expression ${self.spec.hostPort.split(':')[1]} can fail on objects v1 accepts: self.spec.hostPort.split(':') has fewer than 2 items for strings the schema allows (no pattern requires 1 ":"); add a pattern that does, or guard it: self.spec.hostPort.split(':').size() > 1 ? … : …`,
+	}
+	if got := strings.Split(strings.TrimSpace(errOut), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", errOut, strings.Join(want, "\n"))
+	}
+	out, errOut, code = run(t, "", "check", "--strict", "-f", loose)
+	if code != 1 || out != "" || strings.Count(errOut, "can fail on objects v1 accepts") != 3 || strings.Contains(errOut, "warning:") {
+		t.Fatalf("--strict: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = run(t, "", "check", "--strict", "-f", "../../conformance/testdata/hostport/katalog.yaml")
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "ok: ") {
+		t.Fatalf("e2e schema: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	const k = "../../conformance/testdata/retention/katalog.yaml"
+	out, errOut, code := run(t, "", "explain", "-f", k, "--crd", "backup-v1alpha1", "--from", "v1alpha1")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	want := `backups.conformance.orkestra.io v1alpha1 → v1 (` + k + `:17:13)
+  spec.retainDays  → spec.retention.days ${self.spec.?retainDays.orValue(30)}; exact through the stash; lossy after an edit (back: ${self.spec.retention.days})
+  spec.schedule    → spec.schedule ${self.spec.schedule}; exact (back: ${self.spec.schedule})
+  (v1) spec.suspend  ← literal false (` + k + `:23:24)
+`
+	if out != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+	out, _, code = run(t, "", "explain", "-f", k, "--from", "v1", "--to", "v1beta1", "-o", "json")
+	var covs []struct {
+		CRD, From, To string
+		Fields        []struct {
+			Field, Back string
+			To          []struct{ Field, Expression string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &covs); code != 0 || err != nil || len(covs) != 1 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	got := map[string]string{}
+	for _, f := range covs[0].Fields {
+		got[f.Field] = f.Back
+	}
+	if got["spec.retention.days"] != "exact through the stash; lossy after an edit" || got["spec.schedule"] != "exact" || got["spec.suspend"] != "exact through the stash; lossy after an edit" {
+		t.Errorf("back: %v", got)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"--crd nope", `no conversion path matches --crd "nope" --from "" --to "" (CRDs with conversion: backups.conformance.orkestra.io)`},
+		{"-o yaml", `-o "yaml": use text or json`},
+	} {
+		_, errOut, code := run(t, "", append([]string{"explain", "-f", k}, strings.Fields(tc.args)...)...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q", tc.args, code, errOut)
+		}
+	}
+}
+
 func TestCheckNeedsAKatalog(t *testing.T) {
 	_, errOut, code := run(t, "", "check")
 	if code != 1 || !strings.Contains(errOut, `required flag(s) "katalog" not set`) {
@@ -132,7 +203,8 @@ items:
 			t.Errorf("first document lacks %q:\n%s", want, docs[0])
 		}
 	}
-	if !strings.Contains(docs[1], "name: b\n") || !strings.Contains(docs[1], "image: httpd\n") || strings.Contains(docs[1], "replicas") {
+	// The schema's defaults apply, as the API server would apply them.
+	if !strings.Contains(docs[1], "name: b\n") || !strings.Contains(docs[1], "image: httpd\n") || !strings.Contains(docs[1], "replicas: 1\n") {
 		t.Errorf("second document (from the List):\n%s", docs[1])
 	}
 	// group/version works too, and a round trip gives the input back.

@@ -12,16 +12,20 @@ import (
 
 func newConvertCmd() *cobra.Command {
 	var kf katalogFlags
-	var to string
+	var to, output string
 	cmd := &cobra.Command{
-		Use:   "convert -f KATALOG --to VERSION [OBJECT.yaml…]",
+		Use:   "convert -f KATALOG --to VERSION [-o yaml|json] [OBJECT.yaml…]",
 		Short: "Convert objects to another version offline and print them as YAML",
 		Long: `convert applies the katalog's conversion paths to objects read from the
 files given (stdin when none; several YAML documents or a List per file) and
 prints the converted objects as YAML — exactly what the /convert webhook
 returns. --to takes a version (v1) or group/version (demo.example.io/v1).
-It exits non-zero with the message when any object fails to convert.`,
+It exits non-zero with the message when any object fails to convert.
+-o json prints one JSON document (a List when there are several objects).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, "yaml", "json"); err != nil {
+				return err
+			}
 			if to == "" {
 				return errors.New("--to VERSION is required")
 			}
@@ -49,7 +53,7 @@ It exits non-zero with the message when any object fails to convert.`,
 				}
 				out = append(out, res.Object)
 			}
-			if err := writeObjects(cmd.OutOrStdout(), out); err != nil {
+			if err := writeObjectsAs(cmd.OutOrStdout(), output, out); err != nil {
 				return fmt.Errorf("writing output: %w", err)
 			}
 			return nil
@@ -58,5 +62,6 @@ It exits non-zero with the message when any object fails to convert.`,
 	kf.register(cmd)
 	kf.registerKubeconfig(cmd)
 	cmd.Flags().StringVar(&to, "to", "", "target version (v1) or group/version")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	return cmd
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,13 +9,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -31,8 +30,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/envassets"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/operator"
+	"github.com/orkspace/orkestra-cel/operator/render"
 	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
@@ -47,11 +49,15 @@ type devFlags struct {
 	webhookPort  int
 	httpAddr     string
 	logVerbosity int
+	// storageMigration: as orkestra run's --storage-migration. The local
+	// control plane runs no kube-controller-manager, so the built-in
+	// migrator is never tried.
+	storageMigration bool
 }
 
 func newDevCmd() *cobra.Command {
 	var kf katalogFlags
-	df := devFlags{httpAddr: "127.0.0.1:8080"}
+	df := devFlags{httpAddr: "127.0.0.1:8080", storageMigration: true}
 	cmd := &cobra.Command{
 		Use:   "dev -f KATALOG [OBJECT.yaml…]",
 		Short: "Run a local control plane with the katalog's CRDs and the operator: the quickest way to try a katalog",
@@ -96,6 +102,7 @@ the current directory and the executable).`,
 	fs.IntVar(&df.webhookPort, "webhook-port", 0, "port of the HTTPS /convert webhook on 127.0.0.1 (default: a free port)")
 	fs.StringVar(&df.httpAddr, "http-addr", df.httpAddr, "address of /metrics, /healthz, /readyz and /katalog (empty: off)")
 	fs.IntVarP(&df.logVerbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
+	fs.BoolVar(&df.storageMigration, "storage-migration", df.storageMigration, "migrate stored objects to the storage version when storedVersions lists another version (as orkestra run)")
 	return cmd
 }
 
@@ -111,7 +118,10 @@ type devSession struct {
 	webhookURL string
 	httpAddr   string
 	applied    []string
+	// samples are the objects applied, for the suggestions printed.
+	samples    []*unstructured.Unstructured
 	crds       []*apiextensionsv1.CustomResourceDefinition
+	strategies map[string]crdspec.Strategy
 }
 
 // runDev runs the session until ctx is done. ready, when set, is called
@@ -132,7 +142,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 		}
 	}
 
-	assets, err := envtestAssets(df.assets, stderr)
+	assets, err := devAssets(ctx, df.assets, stderr)
 	if err != nil {
 		return err
 	}
@@ -178,7 +188,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 		}
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	s.webhookURL = "https://" + addr + "/convert"
+	s.webhookURL = "https://" + addr + webhook.ConvertPath
 	caPEM, certPEM, keyPEM, err := certs.NewSelfSigned([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, 30*24*time.Hour)
 	if err != nil {
 		return err
@@ -200,7 +210,8 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 	}
 	s.httpAddr = df.httpAddr
 
-	if s.crds, err = installDevCRDs(ctx, s.cfg, plan, s.webhookURL, caPEM); err != nil {
+	s.strategies = map[string]crdspec.Strategy{}
+	if s.crds, err = installDevCRDs(ctx, s.cfg, plan, s.webhookURL, caPEM, s.strategies); err != nil {
 		return err
 	}
 
@@ -209,13 +220,14 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 	defer stopOperator()
 	opDone := make(chan error, 1)
 	go func() {
-		opDone <- runOperator(opCtx, s.cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true}, log)
+		opDone <- runOperator(opCtx, s.cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true, storageMigration: df.storageMigration, migrationQPS: defaultMigrationQPS}, log)
 	}()
 	if err := waitWebhook(ctx, addr, caPEM, opDone); err != nil {
 		return err
 	}
 
 	if len(objs) > 0 {
+		s.samples = objs
 		if s.applied, err = applyObjects(ctx, s.cfg, objs); err != nil {
 			stopOperator()
 			<-opDone
@@ -266,46 +278,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// envtestAssets finds kube-apiserver and etcd: the flag, $KUBEBUILDER_ASSETS,
-// else the repository's hack/envtest-assets.sh (which builds them once).
-func envtestAssets(flag string, stderr io.Writer) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if v := os.Getenv("KUBEBUILDER_ASSETS"); v != "" {
-		return v, nil
-	}
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if exe, err := os.Executable(); err == nil {
-		starts = append(starts, filepath.Dir(exe))
-	}
-	for _, start := range starts {
-		for dir := start; ; dir = filepath.Dir(dir) {
-			script := filepath.Join(dir, "hack", "envtest-assets.sh")
-			if st, err := os.Stat(script); err == nil && !st.IsDir() {
-				fmt.Fprintln(stderr, "finding kube-apiserver and etcd with", script, "(the first run builds them: a few minutes)…")
-				var out bytes.Buffer
-				c := exec.Command(script)
-				c.Stdout, c.Stderr = &out, stderr
-				if err := c.Run(); err != nil {
-					return "", fmt.Errorf("%s failed: %w", script, err)
-				}
-				return strings.TrimSpace(out.String()), nil
-			}
-			if filepath.Dir(dir) == dir {
-				break
-			}
-		}
-	}
-	return "", errors.New("no kube-apiserver and etcd for the local control plane: pass --assets DIR or set KUBEBUILDER_ASSETS to a directory holding both, or run orkestra dev inside the orkestra repository (hack/envtest-assets.sh builds them)")
-}
-
-// installDevCRDs installs the katalog's CRDs; those the katalog converts go
-// through url with caPEM as their caBundle.
-func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, url string, caPEM []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// installDevCRDs installs the katalog's CRDs (crdspec: deprecations, and
+// conversion through url with caPEM as caBundle where a webhook is needed),
+// recording each one's conversion strategy in strategies.
+func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, url string, caPEM []byte, strategies map[string]crdspec.Strategy) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	ext, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -320,17 +296,10 @@ func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, ur
 		seen[src.Object.Name] = true
 		crd := &apiextensionsv1.CustomResourceDefinition{
 			ObjectMeta: metav1.ObjectMeta{Name: src.Object.Name, Labels: src.Object.Labels, Annotations: src.Object.Annotations},
-			Spec:       *src.Object.Spec.DeepCopy(),
 		}
-		if _, ok := plan.Conversions[src.GroupKind()]; ok {
-			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-				Strategy: apiextensionsv1.WebhookConverter,
-				Webhook: &apiextensionsv1.WebhookConversion{
-					ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
-					ConversionReviewVersions: []string{"v1", "v1beta1"},
-				},
-			}
-		}
+		var strategy crdspec.Strategy
+		crd.Spec, strategy = crdspec.Spec(plan, src, apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caPEM})
+		strategies[crd.Name] = strategy
 		created, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{FieldManager: devFieldManager})
 		if err != nil {
 			return nil, fmt.Errorf("installing CRD %s (from %s): %w", crd.Name, src.Path, err)
@@ -449,8 +418,11 @@ func printDevSession(w io.Writer, plan *engine.Plan, s *devSession) {
 			}
 		}
 		conv := "no conversion"
-		if c.Spec.Conversion != nil && c.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+		switch s.strategies[c.Name] {
+		case crdspec.Webhook:
 			conv = "converted by " + s.webhookURL
+		case crdspec.Identity:
+			conv = "identity conversion: strategy None, the webhook is not called"
 		}
 		fmt.Fprintf(w, "    %s  versions %s (storage %s), %s\n", c.Name, strings.Join(versions, ", "), storage, conv)
 	}
@@ -463,5 +435,60 @@ func printDevSession(w io.Writer, plan *engine.Plan, s *devSession) {
 	if s.httpAddr != "" {
 		fmt.Fprintf(w, "\nOperator: http://%s/katalog, /metrics, /healthz, /readyz\n", s.httpAddr)
 	}
+	if try := tryNext(s); len(try) > 0 {
+		fmt.Fprintln(w, "\nTry next (with KUBECONFIG set as above):")
+		for _, t := range try {
+			fmt.Fprintln(w, "    "+t)
+		}
+	}
 	fmt.Fprintln(w, "\nCtrl-C stops everything; the control plane's data is discarded.")
+}
+
+// tryNext suggests commands that show what the katalog does with the first
+// applied sample: reading it at another version (through /convert), its
+// children, drift correction, and the health API and metrics.
+func tryNext(s *devSession) []string {
+	for _, o := range s.samples {
+		gvk := o.GroupVersionKind()
+		for _, c := range s.crds {
+			if c.Spec.Group != gvk.Group || c.Spec.Names.Kind != gvk.Kind {
+				continue
+			}
+			ns := ""
+			if o.GetNamespace() != "" {
+				ns = " -n " + o.GetNamespace()
+			}
+			sel := fmt.Sprintf("%s=%s", render.LabelOwner, o.GetName())
+			var out []string
+			for _, v := range c.Spec.Versions {
+				if v.Served && v.Name != gvk.Version {
+					out = append(out, fmt.Sprintf("kubectl get %s.%s.%s %s%s -o yaml   # written at %s, read at %s", c.Spec.Names.Plural, v.Name, c.Spec.Group, o.GetName(), ns, gvk.Version, v.Name))
+					break
+				}
+			}
+			out = append(out,
+				fmt.Sprintf("kubectl get all,configmaps,secrets%s -l %s   # the children it reconciles into", ns, sel),
+				fmt.Sprintf("kubectl delete deployments,services%s -l %s   # then list again: drift correction recreates them", ns, sel))
+			if s.httpAddr != "" {
+				out = append(out, fmt.Sprintf("curl -s http://%s/katalog; curl -s http://%s/metrics | grep ^orkestra_", s.httpAddr, s.httpAddr))
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// devAssets finds kube-apiserver and etcd: the flag, $KUBEBUILDER_ASSETS,
+// else the hack/envtest-assets.sh of the checkout around the working
+// directory or the binary (which provides them once, showing its progress).
+func devAssets(ctx context.Context, flag string, stderr io.Writer) (string, error) {
+	var starts []string
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	dir, err := envassets.Find(ctx, flag, stderr, starts...)
+	if errors.Is(err, envassets.ErrNotFound) {
+		return "", fmt.Errorf("no kube-apiserver and etcd for the local control plane: pass --assets DIR or set KUBEBUILDER_ASSETS to a directory holding both, or run orkestra dev inside the orkestra repository (hack/envtest-assets.sh provides them): %w", err)
+	}
+	return dir, err
 }

@@ -99,6 +99,15 @@ func checkDevSession(ctx context.Context, s *devSession, out string) error {
 	if !strings.Contains(out, "Website default/hello") {
 		return fmt.Errorf("the output does not list the applied sample")
 	}
+	for _, want := range []string{
+		"kubectl get websites.v1.demo.orkestra.io hello -n default -o yaml   # written at v1alpha1, read at v1",
+		"kubectl get all,configmaps,secrets -n default -l orkestra-owner=hello",
+		"kubectl delete deployments,services -n default -l orkestra-owner=hello   # then list again: drift correction recreates them",
+	} {
+		if !strings.Contains(out, want) {
+			return fmt.Errorf("the output does not suggest %q", want)
+		}
+	}
 	kc, err := os.ReadFile(s.kubeconfig)
 	if err != nil {
 		return err

@@ -78,6 +78,9 @@ expression) is reported on stderr.`,
 			for _, w := range in.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
+			for _, n := range in.Notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+			}
 			if outDir == "" {
 				return in.WriteYAML(cmd.OutOrStdout())
 			}
@@ -98,6 +101,7 @@ expression) is reported on stderr.`,
 	fs.StringVar(&opts.Name, "name", opts.Name, "name of the namespaced objects (cluster-scoped ones are named NAMESPACE:NAME)")
 	fs.StringVar(&opts.Image, "image", opts.Image, "container image running orkestra")
 	fs.Int32Var(&opts.Replicas, "replicas", opts.Replicas, "replicas of the Deployment (one leads and reconciles; all serve /convert)")
+	fs.BoolVar(&opts.Monitoring, "monitoring", false, "add a ServiceMonitor, a PrometheusRule (conversion failures and p99 over 50 ms, reconcile errors, a growing queue, no leader) and a Grafana dashboard ConfigMap (label grafana_dashboard: \"1\")")
 	fs.BoolVar(&opts.CertManager, "cert-manager", false, "take the webhook certificate from cert-manager (Issuer, Certificate, CA injection) instead of the built-in mode")
 	fs.StringVar(&opts.WatchNamespace, "watch-namespace", "", "a namespace-scoped install: the operator watches this namespace only, with a Role there instead of a ClusterRole")
 	fs.StringVarP(&outDir, "output-dir", "o", "", "write a kustomize base (one file per kind of object and kustomization.yaml) into this directory instead of printing")

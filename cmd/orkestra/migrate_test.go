@@ -48,7 +48,10 @@ func TestMigrateExampleToStdoutAndInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	if !strings.Contains(out, `replicas: "${self.spec.replicas}"`) || !strings.Contains(out, "# A katalog in the original text/template style") {
+	// spec is optional: the original fails on .spec.replicas without it,
+	// and optional.of keeps that failure (a plain CEL reference would leave
+	// the field unset instead).
+	if !strings.Contains(out, `replicas: "${optional.of(self.spec.replicas)}"`) || !strings.Contains(out, "# A katalog in the original text/template style") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	if !strings.Contains(errOut, "translated 18, left 0, verified against") || !strings.Contains(errOut, "→ ${self.metadata.name}-svc") {

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/spf13/cobra"
+
 	"k8s.io/client-go/rest"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -22,12 +24,18 @@ type katalogFlags struct {
 	crds             []string
 	costLimit        uint64
 	runtimeCostLimit uint64
+	maxForEach       int
+	// strictTotality makes conversions that can fail on valid objects errors.
+	strictTotality bool
 	// kubeconfig is --kubeconfig of the offline commands; cluster, when set,
 	// supplies the configuration of commands that always talk to a cluster.
 	kubeconfig string
 	cluster    func() (*rest.Config, error)
 	// allowOutside is --allow-outside-paths (katalog.Options.AllowOutsidePaths).
 	allowOutside bool
+	// collect, when set, receives the diagnostics instead of their text
+	// (check --format).
+	collect *katalog.Diagnostics
 }
 
 func (f *katalogFlags) register(cmd *cobra.Command) {
@@ -36,7 +44,23 @@ func (f *katalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.crds, "crd", nil, "CRD manifest file or directory supplying the schema of entries without crdFile (repeatable)")
 	cmd.Flags().BoolVar(&f.allowOutside, "allow-outside-paths", false, "let crdFile, crFiles and imports name files outside the katalog's directory")
 	cmd.Flags().Uint64Var(&f.runtimeCostLimit, "max-runtime-cost", 0, fmt.Sprintf("runtime cost limit per expression evaluation (default %d)", celengine.DefaultRuntimeCostLimit))
+	cmd.Flags().IntVar(&f.maxForEach, "max-foreach", 0, fmt.Sprintf("most children of one forEach declaration whose field the schema does not bound (default %d)", engine.DefaultMaxForEach))
 	_ = cmd.MarkFlagRequired("katalog")
+}
+
+// crdNames takes out of --crd the values that are not files or
+// directories: explain reads them as the names of CRDs or entries.
+func (f *katalogFlags) crdNames() []string {
+	var paths, names []string
+	for _, c := range f.crds {
+		if _, err := os.Stat(c); err == nil {
+			paths = append(paths, c)
+		} else {
+			names = append(names, c)
+		}
+	}
+	f.crds = paths
+	return names
 }
 
 // registerKubeconfig adds --kubeconfig to an offline command: the cluster
@@ -68,7 +92,7 @@ func (f *katalogFlags) backends() (engine.Backends, error) {
 	if err != nil {
 		return engine.Backends{}, fmt.Errorf("building the CEL environment: %w", err)
 	}
-	return engine.Backends{CEL: cel, Legacy: gotmpl.New(cel)}, nil
+	return engine.Backends{CEL: cel, Legacy: gotmpl.NewWithOptions(cel, gotmpl.Options{RuntimeCostLimit: f.runtimeCostLimit})}, nil
 }
 
 // errProblems means the problems were already printed.
@@ -79,24 +103,39 @@ var errProblems = errors.New("the katalog has problems")
 func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
 	k, diags := katalog.LoadWith(f.loadOptions(), f.files...)
 	if diags.HasErrors() {
-		printDiagnostics(w, diags)
+		f.report(w, diags)
 		return nil, errProblems
 	}
 	b, err := f.backends()
 	if err != nil {
 		return nil, err
 	}
-	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit})
+	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit, MaxForEach: f.maxForEach, StrictTotality: f.strictTotality})
 	all := append(diags, cdiags...)
-	printDiagnostics(w, all)
+	f.report(w, all)
 	if all.HasErrors() {
 		return nil, errProblems
 	}
 	return plan, nil
 }
 
+func (f *katalogFlags) report(w io.Writer, diags katalog.Diagnostics) {
+	if f.collect != nil {
+		*f.collect = append(*f.collect, diags...)
+		return
+	}
+	printDiagnostics(w, diags)
+}
+
 // printDiagnostics prints diagnostics in file and position order.
 func printDiagnostics(w io.Writer, diags katalog.Diagnostics) {
+	for _, d := range sortedDiagnostics(diags) {
+		fmt.Fprintln(w, d.Error())
+	}
+}
+
+// sortedDiagnostics orders diagnostics by file and position.
+func sortedDiagnostics(diags katalog.Diagnostics) katalog.Diagnostics {
 	sorted := append(katalog.Diagnostics(nil), diags...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i].Pos, sorted[j].Pos
@@ -108,9 +147,7 @@ func printDiagnostics(w io.Writer, diags katalog.Diagnostics) {
 		}
 		return a.Col < b.Col
 	})
-	for _, d := range sorted {
-		fmt.Fprintln(w, d.Error())
-	}
+	return sorted
 }
 
 func newRootCmd() *cobra.Command {
@@ -127,7 +164,7 @@ type-checked against the CRD's schema when the katalog loads.`,
 	root.AddCommand(
 		newCheckCmd(), newRenderCmd(), newConvertCmd(), newMigrateCmd(),
 		newServeCmd(), newRunCmd(), newConformanceCmd(), newManifestsCmd(),
-		newDevCmd(), newVersionCmd(),
+		newDevCmd(), newStorageCmd(), newVersionsCmd(), newVersionCmd(), newExplainCmd(), newSchemaCmd(),
 	)
 	return root
 }

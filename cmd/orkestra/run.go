@@ -5,28 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
+	"github.com/orkspace/orkestra-cel/lifecycle/storage"
 	"github.com/orkspace/orkestra-cel/operator"
+	"github.com/orkspace/orkestra-cel/operator/manifests"
 	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
-
-// inClusterNamespaceFile holds the pod's namespace when running in a cluster.
-const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // runFlags are `orkestra run`'s own flags.
 type runFlags struct {
@@ -41,6 +43,13 @@ type runFlags struct {
 	// --tls-cert given): a shared Secret, files for the webhook server, the
 	// CRDs' caBundle.
 	builtinCerts *certs.Options
+	// storageMigration runs the storage migration controller on the leader.
+	storageMigration bool
+	migrationQPS     float64
+	builtinTimeout   time.Duration
+	// withoutPolicies runs without applying the katalog's admission
+	// policies (a cluster without the APIs; the rules are then not enforced).
+	withoutPolicies bool
 	// skipNameValidation lets one process start the operator more than once
 	// (orkestra dev is run repeatedly by its tests); controller-runtime
 	// otherwise refuses a second controller of the same name.
@@ -51,7 +60,7 @@ func newRunCmd() *cobra.Command {
 	var kf katalogFlags
 	serving := webhook.DefaultConfig()
 	certOpts := certs.DefaultOptions()
-	rf := runFlags{leaderElect: true, gracefulShutdown: 30 * time.Second}
+	rf := runFlags{leaderElect: true, gracefulShutdown: 30 * time.Second, storageMigration: true, migrationQPS: defaultMigrationQPS, builtinTimeout: 30 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "run -f KATALOG",
 		Short: "Run the operator: reconcilers, the /convert webhook, metrics and health",
@@ -71,6 +80,9 @@ the CA bundle kept in the katalog's CRDs.
 The cluster is reached through --kubeconfig, else $KUBECONFIG, else the
 in-cluster service account, else ~/.kube/config. With leader election (the
 default) only the elected replica reconciles; every replica serves /convert.
+The leader also keeps the katalog's CRDs migrated: when status.storedVersions
+lists a version other than the storage version, every object is rewritten at
+the storage version and storedVersions pruned (--storage-migration).
 SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -112,6 +124,10 @@ SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 	fs.StringVar(&rf.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's namespace in a cluster, else --namespace, else default)")
 	fs.DurationVar(&rf.gracefulShutdown, "graceful-shutdown-timeout", rf.gracefulShutdown, "how long running reconciles may finish after SIGTERM")
 	fs.IntVarP(&rf.logVerbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
+	fs.BoolVar(&rf.withoutPolicies, "without-admission-policies", false, "do not apply the katalog's admission rules as API-server policies (for a cluster without admissionregistration.k8s.io/v1 policies); the rules are then not enforced")
+	fs.BoolVar(&rf.storageMigration, "storage-migration", rf.storageMigration, "on the leader, migrate stored objects of the katalog's CRDs to their storage version whenever status.storedVersions lists another version, then prune storedVersions")
+	fs.Float64Var(&rf.migrationQPS, "storage-migration-qps", rf.migrationQPS, "object writes per second of a storage migration (0: unbounded)")
+	fs.DurationVar(&rf.builtinTimeout, "storage-migration-builtin-timeout", rf.builtinTimeout, "how long a StorageVersionMigration (the cluster's built-in migrator) may take to show progress before Orkestra rewrites the objects itself (0: never use the built-in migrator)")
 	return cmd
 }
 
@@ -123,6 +139,9 @@ func kubeconfigFile(path string) (*rest.Config, error) {
 	}
 	return cfg, nil
 }
+
+// defaultMigrationQPS bounds the writes of a storage migration by default.
+const defaultMigrationQPS = 100
 
 // restConfig loads the cluster configuration the standard way.
 func (rf *runFlags) restConfig() (*rest.Config, error) {
@@ -136,30 +155,12 @@ func (rf *runFlags) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// leaseName is the default leader election ID: orkestra-<katalog name>.
-func leaseName(plan *engine.Plan) string {
-	name := strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(plan.Katalog.Name), "-"), "-")
-	if name == "" {
-		return "orkestra"
-	}
-	return truncateName("orkestra-"+name, 63)
-}
-
-func truncateName(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.TrimRight(s[:n], "-")
-}
-
 func (rf *runFlags) leaseNamespace() string {
 	if rf.leaderElectionNamespace != "" {
 		return rf.leaderElectionNamespace
 	}
-	if b, err := os.ReadFile(inClusterNamespaceFile); err == nil && strings.TrimSpace(string(b)) != "" {
-		return strings.TrimSpace(string(b))
+	if ns := certs.InClusterNamespace(); ns != "" {
+		return ns
 	}
 	if rf.namespace != "" {
 		return rf.namespace
@@ -172,7 +173,7 @@ func (rf *runFlags) leaseNamespace() string {
 func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, serving webhook.Config, rf runFlags, log logr.Logger) error {
 	id := rf.leaderElectionID
 	if id == "" {
-		id = leaseName(plan)
+		id = manifests.LeaseName(plan)
 	}
 	mgr, err := operator.NewManager(cfg, plan, operator.ManagerOptions{
 		Namespace:                    rf.namespace,
@@ -193,15 +194,34 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 			return fmt.Errorf("built-in webhook certificates: %w", err)
 		}
 	}
+	if err := applyPolicies(ctx, cfg, mgr.GetClient(), mgr.GetScheme(), plan, rf.withoutPolicies, log); err != nil {
+		return err
+	}
 	op := operator.New(plan, operator.Options{Log: log.WithName("operator"), SkipControllerNameValidation: rf.skipNameValidation})
 	if err := op.SetupWithManager(mgr); err != nil {
 		return err
+	}
+	rt := operatorRuntime{op: op, plan: plan}
+	if rf.storageMigration {
+		rt.storage, err = storage.NewController(cfg, storage.ControllerOptions{
+			CRDs:     storage.CRDNames(plan),
+			Migrator: storage.Options{QPS: rf.migrationQPS, BuiltinTimeout: rf.builtinTimeout},
+			Registry: ctrlmetrics.Registry,
+			Recorder: mgr.GetEventRecorder(operator.EventReporter),
+			Log:      log.WithName("storage"),
+		})
+		if err != nil {
+			return fmt.Errorf("storage migration: %w", err)
+		}
+		if err := mgr.Add(rt.storage); err != nil {
+			return err
+		}
 	}
 	srv := &webhook.Server{
 		Config:     serving,
 		Plan:       plan,
 		Converter:  conversion.New(plan, conversion.Options{}),
-		Runtime:    operatorRuntime{op},
+		Runtime:    rt,
 		Registry:   ctrlmetrics.Registry,
 		ReadyCheck: op.Ready,
 		Log:        log.WithName("webhook"),
@@ -228,19 +248,65 @@ type servingRunnable struct{ srv *webhook.Server }
 func (s servingRunnable) Start(ctx context.Context) error { return s.srv.Run(ctx) }
 func (s servingRunnable) NeedLeaderElection() bool        { return false }
 
-// operatorRuntime gives the /katalog API the operator's per-entry status.
-type operatorRuntime struct{ op *operator.Operator }
+// operatorRuntime gives the /katalog API the operator's per-entry status
+// and the storage state of the entry's CRD.
+type operatorRuntime struct {
+	op      *operator.Operator
+	plan    *engine.Plan
+	storage *storage.Controller // nil: storage migration off
+}
 
 func (r operatorRuntime) Entry(name string) (webhook.EntryRuntime, bool) {
 	st, ok := r.op.Entry(name)
 	if !ok {
 		return webhook.EntryRuntime{}, false
 	}
-	return webhook.EntryRuntime{
+	out := webhook.EntryRuntime{
 		Workers:       st.Workers,
 		WorkersActive: st.WorkersActive,
 		ResourceCount: st.ResourceCount,
 		Started:       st.Started,
 		Healthy:       st.Healthy,
-	}, true
+	}
+	if e := r.plan.Entry(name); r.storage != nil && e != nil && e.Source.CRD != nil {
+		if s, ok := r.storage.Status(e.Source.CRD.Object.Name); ok {
+			out.Storage = &webhook.StorageStatus{StoredVersions: s.StoredVersions, Migrating: s.Migrating, Migrated: s.Migrated, LastError: s.LastError}
+			if s.Remaining >= 0 {
+				out.Storage.Remaining = &s.Remaining
+			}
+		}
+	}
+	return out, true
+}
+
+// applyPolicies applies the katalog's admission policies (and removes those
+// it no longer declares) before anything is reconciled; a cluster without
+// the policy APIs is an error unless the user opts out.
+func applyPolicies(ctx context.Context, cfg *rest.Config, c client.Client, scheme *runtime.Scheme, plan *engine.Plan, without bool, log logr.Logger) error {
+	if without {
+		if len(admission.Policies(plan)) > 0 {
+			log.Info("the katalog's admission rules are not enforced (--without-admission-policies)")
+		}
+		return nil
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := admission.Check(dc, plan); err != nil {
+		return err
+	}
+	// The manager's client reads from a cache that has not started yet.
+	direct, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: c.RESTMapper()})
+	if err != nil {
+		return err
+	}
+	applied, deleted, err := admission.Apply(ctx, direct, scheme, plan)
+	if err != nil {
+		return fmt.Errorf("admission policies: %w", err)
+	}
+	if len(applied)+len(deleted) > 0 {
+		log.Info("admission policies", "applied", applied, "removed", deleted)
+	}
+	return nil
 }

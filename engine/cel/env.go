@@ -11,6 +11,7 @@
 package cel
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -67,7 +68,22 @@ type Backend struct {
 	noFastPath bool
 
 	mu      sync.Mutex
-	schemas map[*structuralschema.Structural]*schemaEnvEntry
+	schemas map[envKey]*schemaEnvEntry
+}
+
+// envKey identifies an environment: the schema of self and the variables
+// besides it (names and schema pointers).
+type envKey struct {
+	self *structuralschema.Structural
+	vars string
+}
+
+func keyOf(self *structuralschema.Structural, vars []engine.Var) envKey {
+	k := envKey{self: self}
+	for _, v := range vars {
+		k.vars += fmt.Sprintf("%s=%p;", v.Name, v.Schema)
+	}
+	return k
 }
 
 var _ engine.Backend = (*Backend)(nil)
@@ -90,6 +106,8 @@ type schemaEnv struct {
 	// concurrent evaluation.
 	mu       sync.Mutex
 	programs map[string]cel.Program
+	// vars are the variables besides self, by name.
+	vars map[string]*schemaTree
 }
 
 // program returns the program of the checked source src, built once.
@@ -113,14 +131,25 @@ func (se *schemaEnv) program(src string, checked *cel.Ast, opts ...cel.ProgramOp
 // baseEnvSet is Kubernetes' base environment at CompatibilityVersion with the
 // orkestra library and backtick identifiers, built once per process.
 var baseEnvSet = sync.OnceValues(func() (*environment.EnvSet, error) {
-	return environment.MustBaseEnvSet(compatibilityVersion).Extend(environment.VersionedOptions{
+	return envSetAt(compatibilityVersion)
+})
+
+// envSetAt is the environment at a compatibility version: Kubernetes' base
+// environment, the orkestra library, and Orkestra's conversion additions
+// from 1.37 on (absent where the pinned version is older).
+func envSetAt(v *version.Version) (*environment.EnvSet, error) {
+	return environment.MustBaseEnvSet(v).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
 			cel.Lib(orkestraLib{}),
+			cel.Lib(upstreamLib{}),
 			cel.EnableIdentifierEscapeSyntax(),
 		},
+	}, environment.VersionedOptions{
+		IntroducedVersion: conversionLibrariesVersion,
+		EnvOptions:        conversionLibraries(),
 	})
-})
+}
 
 // New returns a Backend. The base environment is built once; each `self`
 // schema extends it once, on first use.
@@ -142,7 +171,7 @@ func New(opts Options) (*Backend, error) {
 		envSet:       set,
 		costLimit:    opts.CostLimit,
 		runtimeLimit: opts.RuntimeCostLimit,
-		schemas:      map[*structuralschema.Structural]*schemaEnvEntry{},
+		schemas:      map[envKey]*schemaEnvEntry{},
 	}
 	if b.costLimit == 0 {
 		b.costLimit = DefaultCostLimit
@@ -153,28 +182,41 @@ func New(opts Options) (*Backend, error) {
 	return b, nil
 }
 
-// schemaEnv returns the environment of schema s, building it on first use
-// (one per schema pointer, however many expressions compile against it).
-func (b *Backend) schemaEnv(s *structuralschema.Structural) (*schemaEnv, error) {
+// schemaEnv returns the environment of schema s and variables vars,
+// building it on first use (one per schema pointer and variables, however
+// many expressions compile against it).
+func (b *Backend) schemaEnv(s *structuralschema.Structural, vars []engine.Var) (*schemaEnv, error) {
+	key := keyOf(s, vars)
 	b.mu.Lock()
-	e, ok := b.schemas[s]
+	e, ok := b.schemas[key]
 	if !ok {
 		e = &schemaEnvEntry{}
-		b.schemas[s] = e
+		b.schemas[key] = e
 	}
 	b.mu.Unlock()
 	e.once.Do(func() {
 		tree := buildSchemaTree(s)
+		opts := []cel.EnvOption{cel.Variable("self", tree.root.decl.CelType())}
+		decls := []*apiservercel.DeclType{tree.root.decl}
+		trees := map[string]*schemaTree{}
+		for _, v := range vars {
+			vt := buildVarTree(v.Name, v.Schema)
+			trees[v.Name] = vt
+			opts = append(opts, cel.Variable(v.Name, vt.root.decl.CelType()))
+			if vt.root.kind == kObject {
+				decls = append(decls, vt.root.decl)
+			}
+		}
 		set, err := b.envSet.Extend(environment.VersionedOptions{
 			IntroducedVersion: version.MajorMinor(1, 0),
-			EnvOptions:        []cel.EnvOption{cel.Variable("self", tree.root.decl.CelType())},
-			DeclTypes:         []*apiservercel.DeclType{tree.root.decl},
+			EnvOptions:        opts,
+			DeclTypes:         decls,
 		})
 		if err != nil {
 			e.err = err
 			return
 		}
-		e.env = &schemaEnv{env: set.NewExpressionsEnv(), tree: tree, est: &sizeEstimator{root: tree.root}}
+		e.env = &schemaEnv{env: set.NewExpressionsEnv(), tree: tree, est: &sizeEstimator{root: tree.root, vars: trees}, vars: trees}
 	})
 	return e.env, e.err
 }

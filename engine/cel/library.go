@@ -17,7 +17,6 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
-	"github.com/google/cel-go/interpreter"
 )
 
 // RandomFunctions are the functions of the orkestra library that yield a new
@@ -55,117 +54,89 @@ type orkestraLib struct{}
 
 func (orkestraLib) LibraryName() string { return "orkestra" }
 
-func (orkestraLib) CompileOptions() []cel.EnvOption {
-	randomFn := func(name string, gen func(n int) (string, error)) cel.EnvOption {
-		return cel.Function(name,
-			cel.Overload(name+"_int", []*cel.Type{cel.IntType}, cel.StringType,
-				cel.UnaryBinding(func(arg ref.Val) ref.Val {
-					n, ok := arg.(types.Int)
-					if !ok {
-						return types.MaybeNoSuchOverloadErr(arg)
-					}
-					if n < 0 || n > maxRandomLength {
-						return types.NewErr("%s(%d): n must be between 0 and %d", name, int64(n), maxRandomLength)
-					}
-					s, err := gen(int(n))
-					if err != nil {
-						return types.NewErr("%s: %v", name, err)
-					}
-					return types.String(s)
-				})))
+func (orkestraLib) CompileOptions() []cel.EnvOption { return orkestraDefs().compileOptions() }
+
+func (orkestraLib) ProgramOptions() []cel.ProgramOption { return orkestraDefs().programOptions() }
+
+func orkestraDefs() libDefs {
+	random := func(name string, factor float64, gen func(n int) (string, error)) overloadDef {
+		return overloadDef{fn: name, id: name + "_int", args: []*cel.Type{cel.IntType}, result: cel.StringType,
+			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+				n, ok := arg.(types.Int)
+				if !ok {
+					return types.MaybeNoSuchOverloadErr(arg)
+				}
+				if n < 0 || n > maxRandomLength {
+					return types.NewErr("%s(%d): n must be between 0 and %d", name, int64(n), maxRandomLength)
+				}
+				s, err := gen(int(n))
+				if err != nil {
+					return types.NewErr("%s: %v", name, err)
+				}
+				return types.String(s)
+			}),
+			estimate: randomCostEstimate(factor), track: stringCost(resultOnly)}
 	}
-	return []cel.EnvOption{
-		randomFn("randomHex", randomHex),
-		randomFn("randomAlphanumeric", randomAlphanumeric),
-		randomFn("randomBase64", randomBase64),
-		cel.Function("uuid",
-			cel.Overload("uuid", nil, cel.StringType,
-				cel.FunctionBinding(func(...ref.Val) ref.Val {
-					s, err := uuidV4()
-					if err != nil {
-						return types.NewErr("uuid: %v", err)
-					}
-					return types.String(s)
-				}))),
-		cel.Function("cronToMap",
-			cel.Overload("cronToMap_string", []*cel.Type{cel.StringType}, cel.MapType(cel.StringType, cel.StringType),
-				cel.UnaryBinding(func(arg ref.Val) ref.Val {
-					s, ok := arg.(types.String)
-					if !ok {
-						return types.MaybeNoSuchOverloadErr(arg)
-					}
-					m, err := cronToMap(string(s))
-					if err != nil {
-						return types.NewErr("%v", err)
-					}
-					return types.DefaultTypeAdapter.NativeToValue(m)
-				}))),
-		cel.Function("cronFromMap",
-			cel.Overload("cronFromMap_map", []*cel.Type{cel.MapType(cel.StringType, cel.DynType)}, cel.StringType,
-				cel.UnaryBinding(func(arg ref.Val) ref.Val {
-					m, ok := arg.(traits.Mapper)
-					if !ok {
-						return types.MaybeNoSuchOverloadErr(arg)
-					}
-					s, err := cronFromMap(m)
-					if err != nil {
-						return types.NewErr("%v", err)
-					}
-					return types.String(s)
-				}))),
-		cel.CostEstimatorOptions(
-			checker.OverloadCostEstimate("randomHex_int", randomCostEstimate(2)),
-			checker.OverloadCostEstimate("randomAlphanumeric_int", randomCostEstimate(1)),
-			checker.OverloadCostEstimate("randomBase64_int", randomCostEstimate(4.0/3)),
-			checker.OverloadCostEstimate("uuid", func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+	return libDefs{
+		random("randomHex", 2, randomHex),
+		random("randomAlphanumeric", 1, randomAlphanumeric),
+		random("randomBase64", 4.0/3, randomBase64),
+		{fn: "uuid", id: "uuid", result: cel.StringType,
+			binding: cel.FunctionBinding(func(...ref.Val) ref.Val {
+				s, err := uuidV4()
+				if err != nil {
+					return types.NewErr("uuid: %v", err)
+				}
+				return types.String(s)
+			}),
+			estimate: func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 				size := checker.FixedSizeEstimate(36)
 				return &checker.CallEstimate{CostEstimate: checker.FixedCostEstimate(1 + 4), ResultSize: &size}
+			},
+			track: stringCost(resultOnly)},
+		{fn: "cronToMap", id: "cronToMap_string", args: []*cel.Type{cel.StringType}, result: cel.MapType(cel.StringType, cel.StringType),
+			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+				s, ok := arg.(types.String)
+				if !ok {
+					return types.MaybeNoSuchOverloadErr(arg)
+				}
+				m, err := cronToMap(string(s))
+				if err != nil {
+					return types.NewErr("%v", err)
+				}
+				return types.DefaultTypeAdapter.NativeToValue(m)
 			}),
-			checker.OverloadCostEstimate("cronToMap_string", func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+			estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
 				in := sizeOf(est, args[0])
 				// One traversal of the input, plus building a map of five entries.
 				cost := in.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(common.MapCreateBaseCost + 5))
 				size := checker.FixedSizeEstimate(5)
 				return &checker.CallEstimate{CostEstimate: cost, ResultSize: &size}
+			},
+			track: func(args []ref.Val, result ref.Val) *uint64 {
+				c := uint64(common.MapCreateBaseCost+5) + *stringCost(firstArg)(args, result) - 1
+				return &c
+			}},
+		{fn: "cronFromMap", id: "cronFromMap_map", args: []*cel.Type{cel.MapType(cel.StringType, cel.DynType)}, result: cel.StringType,
+			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+				m, ok := arg.(traits.Mapper)
+				if !ok {
+					return types.MaybeNoSuchOverloadErr(arg)
+				}
+				s, err := cronFromMap(m)
+				if err != nil {
+					return types.NewErr("%v", err)
+				}
+				return types.String(s)
 			}),
-			checker.OverloadCostEstimate("cronFromMap_map", func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+			estimate: func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 				// At most five fields of at most maxCronField characters.
 				maxLen := uint64(5*maxCronField + 4)
 				size := checker.SizeEstimate{Min: 9, Max: maxLen}
 				cost := size.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(5))
 				return &checker.CallEstimate{CostEstimate: cost, ResultSize: &size}
-			}),
-		),
-	}
-}
-
-func (orkestraLib) ProgramOptions() []cel.ProgramOption {
-	strCost := func(factor float64) interpreter.FunctionTracker {
-		return func(args []ref.Val, result ref.Val) *uint64 {
-			c := uint64(1)
-			if s, ok := result.(types.String); ok {
-				c += uint64(math.Ceil(float64(len(s)) * common.StringTraversalCostFactor * factor))
-			}
-			return &c
-		}
-	}
-	return []cel.ProgramOption{
-		cel.CostTrackerOptions(
-			interpreter.OverloadCostTracker("randomHex_int", strCost(1)),
-			interpreter.OverloadCostTracker("randomAlphanumeric_int", strCost(1)),
-			interpreter.OverloadCostTracker("randomBase64_int", strCost(1)),
-			interpreter.OverloadCostTracker("uuid", strCost(1)),
-			interpreter.OverloadCostTracker("cronToMap_string", func(args []ref.Val, result ref.Val) *uint64 {
-				c := uint64(common.MapCreateBaseCost + 5)
-				if len(args) == 1 {
-					if s, ok := args[0].(types.String); ok {
-						c += uint64(math.Ceil(float64(len(s)) * common.StringTraversalCostFactor))
-					}
-				}
-				return &c
-			}),
-			interpreter.OverloadCostTracker("cronFromMap_map", strCost(1)),
-		),
+			},
+			track: stringCost(resultOnly)},
 	}
 }
 
@@ -255,7 +226,7 @@ func cronToMap(s string) (map[string]string, error) {
 	out := make(map[string]string, 5)
 	for i, f := range fields {
 		if err := checkCronField(f); err != nil {
-			return nil, fmt.Errorf("cronToMap(%q): %s field %q: %v", s, cronKeys[i], f, err)
+			return nil, fmt.Errorf("cronToMap(%q): %s field %q: %w", s, cronKeys[i], f, err)
 		}
 		out[cronKeys[i]] = f
 	}
@@ -316,7 +287,7 @@ func cronFromMap(m traits.Mapper) (string, error) {
 			return "", fmt.Errorf("cronFromMap: %s %q contains whitespace", key, s)
 		}
 		if err := checkCronField(s); err != nil {
-			return "", fmt.Errorf("cronFromMap: %s %q: %v", key, s, err)
+			return "", fmt.Errorf("cronFromMap: %s %q: %w", key, s, err)
 		}
 		fields[key] = s
 	}

@@ -62,6 +62,13 @@ type node struct {
 	enum     []any
 	format   string
 	nullable bool
+	// What the schema guarantees of a value, for the totality analysis:
+	// its pattern and maxLength (-1: none), minItems, and numeric bounds.
+	pattern   string
+	maxLength int64
+	minItems  int64
+	minimum   *bound
+	maximum   *bound
 	// bound is the keyword that would bound this node's size for cost
 	// estimation (maxItems, maxProperties, maxLength) when it is missing.
 	bound string
@@ -72,7 +79,15 @@ type prop struct {
 	name     string // as in the data
 	cel      string // Kubernetes-escaped CEL identifier
 	required bool
-	n        *node
+	// defaulted: the schema gives a default, so a stored object has it.
+	defaulted bool
+	n         *node
+}
+
+// bound is a numeric minimum or maximum of a schema.
+type bound struct {
+	v         float64
+	exclusive bool
 }
 
 // selfPath is the path as written in an expression: self.spec.replicas.
@@ -147,6 +162,24 @@ func buildSchemaTree(s *structuralschema.Structural) *schemaTree {
 	root = withTypeAndObjectMeta(root)
 	b := &treeBuilder{tree: t, names: names}
 	t.root = b.build(root, "", selfTypeName)
+	for n := range names {
+		t.allName = append(t.allName, n)
+	}
+	sort.Strings(t.allName)
+	return t
+}
+
+// buildVarTree builds the type of a variable besides self: its schema as it
+// is (no ObjectMeta added), dyn without one. Object type names start with the
+// variable's name, capitalised, so that they never clash with self's.
+func buildVarTree(name string, s *structuralschema.Structural) *schemaTree {
+	t := &schemaTree{byType: map[string]*node{}}
+	names := map[string]bool{}
+	b := &treeBuilder{tree: t, names: names}
+	if s == nil {
+		s = &structuralschema.Structural{Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
+	}
+	t.root = b.build(s, "", "Var_"+name)
 	for n := range names {
 		t.allName = append(t.allName, n)
 	}
@@ -244,12 +277,25 @@ var objectMetaSchema = &structuralschema.Structural{
 }
 
 func (b *treeBuilder) build(s *structuralschema.Structural, path, typeName string) *node {
-	n := &node{path: path, nullable: s.Nullable}
+	n := &node{path: path, nullable: s.Nullable, maxLength: -1}
 	vv := s.ValueValidation
 	if vv != nil {
 		n.format = vv.Format
 		for _, e := range vv.Enum {
 			n.enum = append(n.enum, e.Object)
+		}
+		n.pattern = vv.Pattern
+		if vv.MaxLength != nil {
+			n.maxLength = *vv.MaxLength
+		}
+		if vv.MinItems != nil {
+			n.minItems = *vv.MinItems
+		}
+		if vv.Minimum != nil {
+			n.minimum = &bound{*vv.Minimum, vv.ExclusiveMinimum}
+		}
+		if vv.Maximum != nil {
+			n.maximum = &bound{*vv.Maximum, vv.ExclusiveMaximum}
 		}
 	}
 	switch {
@@ -407,7 +453,7 @@ func (b *treeBuilder) object(n *node, s *structuralschema.Structural, typeName s
 			childType = typeName + "." + name
 		}
 		child := b.build(&ps, childPath, childType)
-		p := &prop{name: name, cel: escaped, required: required[name], n: child}
+		p := &prop{name: name, cel: escaped, required: required[name], defaulted: ps.Default.Object != nil, n: child}
 		b.names[name] = true
 		n.byName[name] = p
 		n.fields = append(n.fields, p)
@@ -508,14 +554,23 @@ func isIdent(s string) bool {
 // DeclType MaxElements, as the API server does for CRD validation rules.
 type sizeEstimator struct {
 	root *node
+	// vars are the variables besides self.
+	vars map[string]*schemaTree
 }
 
 func (e *sizeEstimator) EstimateSize(element checker.AstNode) *checker.SizeEstimate {
 	path := element.Path()
-	if len(path) == 0 || path[0] != "self" {
+	if len(path) == 0 {
 		return fallbackSize(element.Type())
 	}
 	cur := e.root
+	if path[0] != "self" {
+		v, ok := e.vars[path[0]]
+		if !ok {
+			return fallbackSize(element.Type())
+		}
+		cur = v.root
+	}
 	for _, step := range path[1:] {
 		switch step {
 		case "@items", "@values":

@@ -94,7 +94,7 @@ func TestParseTemplate(t *testing.T) {
 // parses, so a `}` it skipped was really inside a literal.
 func TestParseTemplateExpressionsParse(t *testing.T) {
 	b := newBackend(t, Options{})
-	se, err := b.schemaEnv(nil)
+	se, err := b.schemaEnv(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -487,13 +487,15 @@ func (v *listVal) Value() any     { return v.l }
 // activation binds `self` for one evaluation; it is memoised per scope.
 type activation struct {
 	self ref.Val
+	vars map[string]ref.Val
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	if name == "self" {
 		return a.self, true
 	}
-	return nil, false
+	v, ok := a.vars[name]
+	return v, ok
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }

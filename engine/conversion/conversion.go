@@ -2,35 +2,35 @@
 // semantics behind `orkestra convert` and the /convert webhook.
 //
 // A path replaces spec (and status, when it maps status) with its evaluated
-// output, merges the labels and annotations it maps, and leaves every other
-// part of the object alone; apiVersion becomes the target. Where no direct
-// path exists the object goes through the storage version. Round trips are
-// lossless: what the target version cannot hold travels in one annotation
-// (StashAnnotation) and is restored when the object converts back, filling
-// only fields the path sets to a literal or leaves unset.
+// output, merges the labels and annotations it maps (a key mapped to null is
+// removed), and leaves every other part of the object alone; apiVersion
+// becomes the target. Where no direct path exists the object goes through
+// the storage version.
+//
+// Round trips are exact: what the way back would not reproduce travels in
+// one annotation (StashAnnotation) and is restored when the object converts
+// back. A field the way back computes is restored only while the fields its
+// expression reads still hold what this conversion produced — an edit made
+// at the other version since then wins (see stash.go).
 package conversion
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // StashAnnotation holds, per version, what a conversion could not carry —
 // spec, status, labels and annotations that the way back would not
-// reproduce: JSON {"<version>": {"set": {...}, "unset": [[path…]…]}}.
+// reproduce: JSON {"<version>": {"set": {...}, "unset": [[path…]…],
+// "via": "<version>", "if": [{"at": [path…], "read": [[[path…], value]…]}]}}.
 const StashAnnotation = "conversion.orkestra.orkspace.io/stash"
 
 // DefaultMaxStashBytes bounds the stash annotation (the API server allows
@@ -52,6 +52,13 @@ type Converter struct {
 	// back: a path B→A reading B's field s into A's field t, where the path
 	// A→B wrote s by reading t. The way back skips them.
 	identity map[*engine.Node]bool
+	// inputs are, per computing node of every path (an expression, or a
+	// list holding expressions), the data paths of self it reads.
+	inputs map[*engine.Node][][]string
+	// defaults holds, per schema with defaults, where they are: the
+	// converter applies them as the API server does before it computes
+	// the way back.
+	defaults map[*structuralschema.Structural]*defaultsTree
 }
 
 // New returns a converter over plan.
@@ -59,54 +66,15 @@ func New(plan *engine.Plan, opts Options) *Converter {
 	if opts.MaxStashBytes <= 0 {
 		opts.MaxStashBytes = DefaultMaxStashBytes
 	}
-	return &Converter{plan: plan, opts: opts, identity: identityLeaves(plan)}
-}
-
-// identityLeaves finds, for every pair of direct paths A→B and B→A, the
-// leaves of B→A's spec that read back exactly what A→B copied.
-func identityLeaves(plan *engine.Plan) map[*engine.Node]bool {
-	out := map[*engine.Node]bool{}
+	c := &Converter{plan: plan, opts: opts, identity: identityLeaves(plan), inputs: nodeInputs(plan), defaults: map[*structuralschema.Structural]*defaultsTree{}}
 	for _, conv := range plan.Conversions {
-		for pair, back := range conv.Paths {
-			fwd := conv.Paths[[2]string{pair[1], pair[0]}]
-			if fwd == nil || fwd.Spec == nil || back.Spec == nil {
-				continue
+		for _, s := range conv.Schemas {
+			if d := buildDefaults(s); d != nil {
+				c.defaults[s] = d
 			}
-			var walk func(n *engine.Node, target []string)
-			walk = func(n *engine.Node, target []string) {
-				switch {
-				case n.IsMap():
-					for _, f := range n.Fields {
-						walk(f.Value, append(target, f.Key))
-					}
-				case n.IsExpr():
-					src := fieldPath(n)
-					if len(src) < 2 || src[0] != "spec" {
-						return
-					}
-					w := fwd.Spec
-					for _, k := range src[1:] {
-						if w == nil || !w.IsMap() {
-							return
-						}
-						w = w.Get(k)
-					}
-					if w != nil && w.IsExpr() && slices.Equal(fieldPath(w), target) {
-						out[n] = true
-					}
-				}
-			}
-			walk(back.Spec, []string{"spec"})
 		}
 	}
-	return out
-}
-
-func fieldPath(n *engine.Node) []string {
-	if r, ok := n.Expr.(engine.FieldRef); ok {
-		return r.FieldPath()
-	}
-	return nil
+	return c
 }
 
 // Handles reports whether the converter knows the group/kind.
@@ -175,80 +143,123 @@ func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion st
 			return fail(from, to, fmt.Errorf("version %q is not served by CRD %s (served: %s)", v, conv.CRD.Object.Name, strings.Join(conv.Versions, ", ")))
 		}
 	}
-	// What the original cannot get back from the converted object travels in
-	// the stash; what an earlier conversion stashed for `to` comes back.
+	// Through the storage version, the object converts there and on: what
+	// an earlier conversion stashed for the storage version comes back on
+	// the way, as it would in two requests.
+	if route, ok := conv.Route(from, to); ok && len(route) == 2 {
+		mid, err := c.hop(conv, obj, from, conv.StorageVersion)
+		if err == nil {
+			var out *unstructured.Unstructured
+			if out, err = c.hop(conv, mid, conv.StorageVersion, to); err == nil {
+				return out, nil
+			}
+		}
+		return fail(from, to, err)
+	}
+	out, err := c.hop(conv, obj, from, to)
+	if err != nil {
+		return fail(from, to, err)
+	}
+	return out, nil
+}
+
+// hop converts obj from one version to another along the route between
+// them. Paths never see the stash; what an earlier conversion stashed for
+// `to` comes back, and what `from` cannot get back from the result is
+// stashed for it.
+func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured, from, to string) (*unstructured.Unstructured, error) {
 	stash, err := readStash(obj.Object)
 	if err != nil {
-		return fail(from, to, err)
+		return nil, err
 	}
-	out, last, err := c.route(conv, obj.Object, from, to)
+	src := c.settle(conv.Schemas[from], withoutStash(obj.Object))
+	out, last, lastSrc, err := c.route(conv, src, from, to)
 	if err != nil {
-		return fail(from, to, err)
+		return nil, err
 	}
 	if own, ok := stash[to]; ok {
-		restore(out, own, last)
+		c.restore(out, own, last, lastSrc)
 		delete(stash, to)
 	}
+	out = c.settle(conv.Schemas[to], out)
 	// Identity leaves hold only when both directions are single direct paths.
 	var skip map[*engine.Node]bool
 	if conv.Paths[[2]string{from, to}] != nil && conv.Paths[[2]string{to, from}] != nil {
 		skip = c.identity
 	}
-	d, err := wayBack(conv, withoutStash(out), to, from, withoutStash(obj.Object), skip)
+	d, err := c.wayBack(conv, out, to, from, src, skip)
 	if err != nil {
-		return fail(from, to, fmt.Errorf("checking the way back from %s: %w", to, err))
+		return nil, fmt.Errorf("checking the way back from %s: %w", to, err)
 	}
 	if !d.empty() {
 		if stash == nil {
-			stash = map[string]*stashEntry{from: d}
-		} else {
-			stash[from] = d
+			stash = map[string]*stashEntry{}
 		}
+		stash[from] = d
 	} else {
 		delete(stash, from)
 	}
+	for v, e := range stash {
+		if v != from && c.redundant(conv, out, to, v, e) {
+			delete(stash, v)
+		}
+	}
 	if err := writeStash(out, stash, c.opts.MaxStashBytes); err != nil {
-		return fail(from, to, err)
+		return nil, err
 	}
 	return &unstructured.Unstructured{Object: out}, nil
 }
 
-// route applies the paths from → to on a copy of obj and returns the result
-// and the last path applied.
-func (c *Converter) route(conv *engine.Conversion, obj map[string]any, from, to string) (map[string]any, *engine.Path, error) {
+// redundant reports whether stash entry e, kept for version v by an earlier
+// conversion, would change nothing when obj (at version at) converts to v:
+// that conversion gives back what e holds, and e can go.
+func (c *Converter) redundant(conv *engine.Conversion, obj map[string]any, at, v string, e *stashEntry) bool {
+	res, last, lastSrc, err := c.route(conv, obj, at, v)
+	if err != nil {
+		return false
+	}
+	res = c.settle(conv.Schemas[v], res)
+	restored := make(map[string]any, len(res))
+	for k, x := range res {
+		restored[k] = x
+	}
+	c.restore(restored, e, last, lastSrc)
+	return jsonval.Equal(restored, res)
+}
+
+// route applies the paths from → to on obj and returns the result, the last
+// path applied and that path's source object.
+func (c *Converter) route(conv *engine.Conversion, obj map[string]any, from, to string) (out map[string]any, last *engine.Path, lastSrc map[string]any, err error) {
 	paths, ok := conv.Route(from, to)
 	if !ok {
-		return nil, nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", from, to, conv.StorageVersion)
+		return nil, nil, nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", from, to, conv.StorageVersion)
 	}
 	cur := obj
 	for _, p := range paths {
 		next, err := apply(conv, p, cur)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		cur = next
+		lastSrc, cur = cur, next
 	}
-	return cur, paths[len(paths)-1], nil
+	return cur, paths[len(paths)-1], lastSrc, nil
 }
 
 // apply runs one path: a new object whose spec/status are the path's output
 // (or the source's, passed through), with apiVersion set to the target.
 func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[string]any, error) {
-	scope := engine.NewScope(src)
-	out := make(map[string]any, len(src))
+	scope := pathScope(src)
+	out := make(map[string]any, len(src)+1)
 	for k, v := range src {
 		out[k] = v // shallow: replaced parts get new values, the rest is shared read-only
 	}
 	out["apiVersion"] = p.ToAPIVersion
-	// A path maps the source's spec and status: an object without them gets
-	// none, rather than one holding only the path's literals.
-	_, hasSpec := src["spec"]
-	if p.Spec != nil && hasSpec {
+	if p.Spec != nil && (hasSpec(src) || emptySpecValid(conv.Schemas[p.From])) {
 		v, ok, err := p.Spec.Eval(scope)
 		if err != nil {
 			return nil, hopError(p, err)
 		}
-		setOrDelete(out, "spec", v, ok)
+		setOrDelete(out, "spec", v, specWritten(conv, p, src, v, ok))
 	}
 	target := conv.Schemas[p.To]
 	_, hasStatus := src["status"]
@@ -263,165 +274,104 @@ func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[str
 		out["status"] = pruned(st, target.Properties["status"])
 	}
 	if p.Labels != nil || p.Annotations != nil {
-		meta, _ := src["metadata"].(map[string]any)
-		newMeta := make(map[string]any, len(meta))
-		for k, v := range meta {
-			newMeta[k] = v
+		meta, err := mappedMetadata(p, src, scope)
+		if err != nil {
+			return nil, hopError(p, err)
 		}
-		for _, m := range metaNodes(p) {
-			if m.node == nil {
-				continue
-			}
-			merged, err := mergeMeta(newMeta[m.key], m.node, scope)
-			if err != nil {
-				return nil, hopError(p, err)
-			}
-			newMeta[m.key] = merged
-		}
-		out["metadata"] = newMeta
+		out["metadata"] = meta
 	}
 	return out, nil
+}
+
+func hasSpec(obj map[string]any) bool { return obj["spec"] != nil }
+
+// emptySpecValid reports whether an empty spec is valid at a version: then
+// an object without spec converts as if it had an empty one. Otherwise the
+// path's expressions may rely on the fields spec requires, and an object
+// without spec converts without one.
+func emptySpecValid(s *structuralschema.Structural) bool {
+	spec, ok := s.Properties["spec"]
+	return !ok || spec.ValueValidation == nil || len(spec.ValueValidation.Required) == 0
+}
+
+// specWritten decides whether a path writes the spec it evaluated: an
+// object without spec gets one only when an expression writes into it (the
+// path's literals alone do not make one), and an empty spec only where the
+// target's spec declares fields (or the target requires a spec) — a spec
+// that can hold nothing is left out.
+func specWritten(conv *engine.Conversion, p *engine.Path, src map[string]any, v any, present bool) bool {
+	if !present || v == nil || (!hasSpec(src) && !computes(p.Spec, v)) {
+		return false
+	}
+	if m, ok := v.(map[string]any); ok && len(m) == 0 {
+		return holdsFields(conv.Schemas[p.To])
+	}
+	return true
+}
+
+// holdsFields reports whether a version's spec can hold anything, or the
+// version requires a spec.
+func holdsFields(s *structuralschema.Structural) bool {
+	if s.ValueValidation != nil && slices.Contains(s.ValueValidation.Required, "spec") {
+		return true
+	}
+	spec, ok := s.Properties["spec"]
+	return !ok || len(spec.Properties) > 0 || spec.AdditionalProperties != nil || spec.XPreserveUnknownFields
+}
+
+// computes reports whether value v, which node n evaluated to, holds
+// anything an expression produced.
+func computes(n *engine.Node, v any) bool {
+	switch {
+	case n.IsExpr():
+		return true
+	case n.IsMap():
+		m, _ := v.(map[string]any)
+		for _, f := range n.Fields {
+			if fv, ok := m[f.Key]; ok && computes(f.Value, fv) {
+				return true
+			}
+		}
+	case n.IsList():
+		found := false
+		n.Walk(func(x *engine.Node) { found = found || x.IsExpr() })
+		return found
+	}
+	return false
+}
+
+// canBeEmpty reports whether map node n may evaluate to an empty map:
+// every field is an expression, which may be absent.
+func canBeEmpty(n *engine.Node) bool {
+	if !n.IsMap() {
+		return false
+	}
+	for _, f := range n.Fields {
+		if !f.Value.IsExpr() {
+			return false
+		}
+	}
+	return true
+}
+
+// pathScope is what a path's expressions see: the source object, with an
+// absent (or null) spec read as an empty object, so that `self.spec.?x`
+// works on objects created without spec.
+func pathScope(src map[string]any) *engine.Scope {
+	if hasSpec(src) {
+		return engine.NewScope(src)
+	}
+	withSpec := make(map[string]any, len(src)+1)
+	for k, v := range src {
+		withSpec[k] = v
+	}
+	withSpec["spec"] = map[string]any{}
+	return engine.NewScope(withSpec)
 }
 
 // hopError names the path an evaluation error happened on.
 func hopError(p *engine.Path, err error) error {
 	return fmt.Errorf("(path %s→%s) %w", p.From, p.To, err)
-}
-
-type metaNode struct {
-	key  string
-	node *engine.Node
-}
-
-func metaNodes(p *engine.Path) [2]metaNode {
-	return [2]metaNode{{"labels", p.Labels}, {"annotations", p.Annotations}}
-}
-
-// mergeMeta merges what a path maps into existing labels or annotations.
-func mergeMeta(old any, n *engine.Node, scope *engine.Scope) (map[string]any, error) {
-	v, _, err := n.Eval(scope)
-	if err != nil {
-		return nil, err
-	}
-	merged := map[string]any{}
-	if old, ok := old.(map[string]any); ok {
-		for k, x := range old {
-			merged[k] = x
-		}
-	}
-	if set, ok := v.(map[string]any); ok {
-		for k, x := range set {
-			merged[k] = x
-		}
-	}
-	return merged, nil
-}
-
-// wayBack computes what converting `converted` back to `from` would not
-// reproduce of orig. It is diff(orig, route(converted, to→from)) without
-// building the last hop's object: that hop's spec and status trees are
-// compared against orig as they evaluate.
-func wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any, skip map[*engine.Node]bool) (*stashEntry, error) {
-	paths, ok := conv.Route(to, from)
-	if !ok {
-		return nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", to, from, conv.StorageVersion)
-	}
-	cur := converted
-	for _, p := range paths[:len(paths)-1] {
-		next, err := apply(conv, p, cur)
-		if err != nil {
-			return nil, err
-		}
-		cur = next
-	}
-	last := paths[len(paths)-1]
-	scope := engine.NewScope(cur)
-	d := &stashEntry{}
-	path := make([]string, 1, 8) // reused: copied only where a difference is recorded
-	for _, top := range []struct {
-		key    string
-		node   *engine.Node
-		schema structuralschema.Structural
-	}{{"spec", last.Spec, structuralschema.Structural{}}, {"status", last.Status, conv.Schemas[from].Properties["status"]}} {
-		path[0] = top.key
-		ov, hasOrig := orig[top.key]
-		cv, hasCur := cur[top.key]
-		switch {
-		case top.node != nil && hasCur:
-			if err := diffNode(d, path, top.node, scope, ov, hasOrig, skip); err != nil {
-				return nil, hopError(last, err)
-			}
-		case top.key == "status" && hasCur:
-			diffValue(d, path, ov, pruned(cv, top.schema), hasOrig, true)
-		default:
-			diffValue(d, path, ov, cv, hasOrig, hasCur)
-		}
-	}
-	// Labels and annotations a path maps come back too.
-	om, _ := orig["metadata"].(map[string]any)
-	cm, _ := cur["metadata"].(map[string]any)
-	for _, m := range metaNodes(last) {
-		back, hasBack := cm[m.key]
-		if m.node != nil {
-			merged, err := mergeMeta(back, m.node, scope)
-			if err != nil {
-				return nil, hopError(last, err)
-			}
-			back, hasBack = merged, true
-		}
-		ov, hasOrig := om[m.key]
-		diffValue(d, []string{"metadata", m.key}, ov, back, hasOrig, hasBack)
-	}
-	if len(d.Unset) > 1 {
-		sort.Slice(d.Unset, func(i, j int) bool { return strings.Join(d.Unset[i], "\x00") < strings.Join(d.Unset[j], "\x00") })
-	}
-	return d, nil
-}
-
-// diffNode records the differences between orig and what node n evaluates
-// to, without building maps for map nodes.
-func diffNode(d *stashEntry, path []string, n *engine.Node, scope *engine.Scope, orig any, hasOrig bool, skip map[*engine.Node]bool) error {
-	if !n.IsMap() {
-		// An identity leaf gives orig back — except a null, which a plain
-		// reference reads as absent.
-		if skip[n] && (!hasOrig || orig != nil) {
-			return nil
-		}
-		v, present, err := n.Eval(scope)
-		if err != nil {
-			return err
-		}
-		diffValue(d, path, orig, v, hasOrig, present)
-		return nil
-	}
-	// A map node is always present.
-	om, isMap := orig.(map[string]any)
-	switch {
-	case !hasOrig:
-		d.Unset = append(d.Unset, append([]string(nil), path...))
-		return nil
-	case !isMap:
-		d.set(path, orig)
-		return nil
-	}
-	seen := 0
-	for _, f := range n.Fields {
-		ov, ho := om[f.Key]
-		if ho {
-			seen++
-		}
-		if err := diffNode(d, append(path, f.Key), f.Value, scope, ov, ho, skip); err != nil {
-			return err
-		}
-	}
-	if seen < len(om) {
-		for k, ov := range om {
-			if n.Get(k) == nil {
-				d.set(append(path, k), ov)
-			}
-		}
-	}
-	return nil
 }
 
 func setOrDelete(m map[string]any, key string, v any, present bool) {
@@ -430,345 +380,4 @@ func setOrDelete(m map[string]any, key string, v any, present bool) {
 	} else {
 		delete(m, key)
 	}
-}
-
-// pruned returns v without the fields schema s cannot hold. v is shared
-// (read-only) when there is nothing to prune, which is the common case.
-func pruned(v any, s structuralschema.Structural) any {
-	if !needsPrune(v, &s) {
-		return v
-	}
-	cp := runtime.DeepCopyJSONValue(v)
-	pruning.Prune(cp, &s, false)
-	return cp
-}
-
-// needsPrune reports whether pruning v against s would remove anything. It
-// answers true for what it does not model (embedded resources), which only
-// costs a copy.
-func needsPrune(v any, s *structuralschema.Structural) bool {
-	if s == nil || s.XEmbeddedResource {
-		return s != nil
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if s.Properties != nil {
-			for k, e := range x {
-				p, ok := s.Properties[k]
-				if !ok {
-					if !s.XPreserveUnknownFields {
-						return true
-					}
-					continue
-				}
-				if needsPrune(e, &p) {
-					return true
-				}
-			}
-			return false
-		}
-		if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
-			for _, e := range x {
-				if needsPrune(e, s.AdditionalProperties.Structural) {
-					return true
-				}
-			}
-			return false
-		}
-		return !s.XPreserveUnknownFields && len(x) > 0
-	case []any:
-		if s.Items == nil {
-			return false
-		}
-		for _, e := range x {
-			if needsPrune(e, s.Items) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// stashEntry is what one version lost: values to set back and paths to
-// remove (fields the way back adds that the original did not have).
-type stashEntry struct {
-	Set   map[string]any `json:"set,omitempty"`
-	Unset [][]string     `json:"unset,omitempty"`
-}
-
-func (s *stashEntry) empty() bool { return len(s.Set) == 0 && len(s.Unset) == 0 }
-
-func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
-
-func diffValue(d *stashEntry, path []string, a, b any, hasA, hasB bool) {
-	switch {
-	case !hasA && !hasB:
-		return
-	case !hasA:
-		d.Unset = append(d.Unset, append([]string(nil), path...))
-		return
-	case !hasB:
-		d.set(path, a)
-		return
-	}
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if aok && bok {
-		// Keys of orig first, then those only the way back has; the unset
-		// list is sorted where it is recorded, so output stays deterministic.
-		for k, av := range am {
-			bv, hb := bm[k]
-			diffValue(d, append(path, k), av, bv, true, hb)
-		}
-		for k, bv := range bm {
-			if _, ha := am[k]; !ha {
-				diffValue(d, append(path, k), nil, bv, false, true)
-			}
-		}
-		return
-	}
-	if !equal(a, b) {
-		d.set(path, a)
-	}
-}
-
-// equal compares JSON values, treating int64 and whole float64 alike.
-func equal(a, b any) bool {
-	switch x := a.(type) {
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case int64:
-		switch y := b.(type) {
-		case int64:
-			return x == y
-		case float64:
-			return float64(x) == y
-		}
-		return false
-	case float64:
-		switch y := b.(type) {
-		case float64:
-			return x == y
-		case int64:
-			return x == float64(y)
-		}
-		return false
-	case nil:
-		return b == nil
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-// set records orig's value v at path.
-func (s *stashEntry) set(path []string, v any) {
-	if s.Set == nil {
-		s.Set = map[string]any{}
-	}
-	m := s.Set
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[path[len(path)-1]] = runtime.DeepCopyJSONValue(v)
-}
-
-// restore applies a stash to a converted object. A field the last path
-// computes from self keeps its computed value; literal and unset fields take
-// the stashed one.
-func restore(obj map[string]any, s *stashEntry, last *engine.Path) {
-	var walk func(path []string, v any)
-	walk = func(path []string, v any) {
-		if m, ok := v.(map[string]any); ok && len(m) > 0 {
-			for k, x := range m {
-				walk(append(path, k), x)
-			}
-			return
-		}
-		if computed(last, path) {
-			return
-		}
-		setIn(obj, path, runtime.DeepCopyJSONValue(v))
-	}
-	for k, v := range s.Set {
-		walk([]string{k}, v)
-	}
-	for _, p := range s.Unset {
-		if !computed(last, p) {
-			deleteIn(obj, p)
-		}
-	}
-}
-
-// computed reports whether the path's output at field path comes from an
-// expression (itself or an enclosing node).
-func computed(p *engine.Path, path []string) bool {
-	var n *engine.Node
-	start := 1
-	switch path[0] {
-	case "spec":
-		n = p.Spec
-	case "status":
-		n = p.Status
-	case "metadata":
-		if len(path) > 1 && path[1] == "labels" {
-			n = p.Labels
-		} else if len(path) > 1 && path[1] == "annotations" {
-			n = p.Annotations
-		}
-		start = 2
-	}
-	for i := start; n != nil; i++ {
-		if n.IsExpr() {
-			return true
-		}
-		if i >= len(path) || !n.IsMap() {
-			return false
-		}
-		n = n.Get(path[i])
-	}
-	return false
-}
-
-// setIn writes v at path, copying the maps along the way: converted objects
-// share unchanged subtrees with their source.
-func setIn(obj map[string]any, path []string, v any) {
-	m := obj
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		cp := make(map[string]any, len(next)+1)
-		if ok {
-			for kk, vv := range next {
-				cp[kk] = vv
-			}
-		}
-		m[k] = cp
-		m = cp
-	}
-	m[path[len(path)-1]] = v
-}
-
-func deleteIn(obj map[string]any, path []string) {
-	m := obj
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			return
-		}
-		cp := make(map[string]any, len(next))
-		for kk, vv := range next {
-			cp[kk] = vv
-		}
-		m[k] = cp
-		m = cp
-	}
-	delete(m, path[len(path)-1])
-}
-
-func annotations(obj map[string]any) map[string]any {
-	meta, _ := obj["metadata"].(map[string]any)
-	ann, _ := meta["annotations"].(map[string]any)
-	return ann
-}
-
-func readStash(obj map[string]any) (map[string]*stashEntry, error) {
-	raw, ok := annotations(obj)[StashAnnotation].(string)
-	if !ok || raw == "" {
-		return nil, nil // most objects carry no stash: allocate nothing
-	}
-	out := map[string]*stashEntry{}
-	// Numbers decode as the API server decodes objects (int64 or float64),
-	// so restored values compare equal to the originals.
-	if err := utiljson.Unmarshal([]byte(raw), &out); err != nil {
-		return nil, fmt.Errorf("annotation %s is not valid JSON (%v); remove it or restore it from the object's history", StashAnnotation, err)
-	}
-	for version, e := range out {
-		if e == nil {
-			return nil, fmt.Errorf("annotation %s holds a null entry; remove it", StashAnnotation)
-		}
-		if bad := stashOutside(e); bad != "" {
-			return nil, fmt.Errorf("annotation %s: its %s entry holds %s, which no conversion writes (only spec, status, metadata.labels and metadata.annotations); remove the annotation or restore it from the object's history", StashAnnotation, version, bad)
-		}
-	}
-	return out, nil
-}
-
-// stashOutside returns the first path of e outside what a conversion stashes,
-// "" when there is none: restoring it would change the object's identity or
-// index an empty path.
-func stashOutside(e *stashEntry) string {
-	for k, v := range e.Set {
-		switch k {
-		case "spec", "status":
-			continue
-		case "metadata":
-			m, ok := v.(map[string]any)
-			if !ok {
-				return "metadata"
-			}
-			for mk := range m {
-				if mk != "labels" && mk != "annotations" {
-					return "metadata." + mk
-				}
-			}
-			continue
-		}
-		return strconv.Quote(k)
-	}
-	for _, p := range e.Unset {
-		switch {
-		case len(p) == 0:
-			return "an empty unset path"
-		case p[0] == "spec" || p[0] == "status":
-		case p[0] == "metadata" && len(p) >= 2 && (p[1] == "labels" || p[1] == "annotations"):
-		default:
-			return "unset path " + strings.Join(p, ".")
-		}
-	}
-	return ""
-}
-
-// withoutStash returns obj without the stash annotation (shallow copies).
-func withoutStash(obj map[string]any) map[string]any {
-	ann := annotations(obj)
-	if _, ok := ann[StashAnnotation]; !ok {
-		return obj
-	}
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		out[k] = v
-	}
-	deleteIn(out, []string{"metadata", "annotations", StashAnnotation})
-	if len(annotations(out)) == 0 {
-		deleteIn(out, []string{"metadata", "annotations"})
-	}
-	return out
-}
-
-func writeStash(obj map[string]any, stash map[string]*stashEntry, limit int) error {
-	if len(stash) == 0 {
-		if _, ok := annotations(obj)[StashAnnotation]; ok {
-			deleteIn(obj, []string{"metadata", "annotations", StashAnnotation})
-			if len(annotations(obj)) == 0 {
-				deleteIn(obj, []string{"metadata", "annotations"})
-			}
-		}
-		return nil
-	}
-	raw, err := encodeStash(stash)
-	if err != nil {
-		return fmt.Errorf("encoding the round-trip annotation: %v", err)
-	}
-	if len(raw) > limit {
-		return fmt.Errorf("the fields the target version cannot hold need %d bytes in annotation %s, over the %d-byte limit; add them to the target schema or map them in the path", len(raw), StashAnnotation, limit)
-	}
-	setIn(obj, []string{"metadata", "annotations", StashAnnotation}, string(raw))
-	return nil
 }

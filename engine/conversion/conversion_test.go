@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	celgo "github.com/google/cel-go/cel"
+
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -17,7 +19,7 @@ import (
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 func compile(t testing.TB, path string) *engine.Plan {
@@ -164,7 +166,9 @@ status: {phase: Running, readyReplicas: 1}
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"image": "nginx", "seo": map[string]any{"enabled": false}}
+	// The v1 schema's defaults fill what the path leaves unset, as the API
+	// server would.
+	want := map[string]any{"image": "nginx", "seo": map[string]any{"enabled": false}, "port": int64(80), "replicas": int64(1), "tier": "free"}
 	if !reflect.DeepEqual(up.Object["spec"], want) {
 		t.Fatalf("spec = %#v, want %#v", up.Object["spec"], want)
 	}
@@ -181,8 +185,13 @@ status: {phase: Running, readyReplicas: 1}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back.Object, in.Object) {
-		t.Fatalf("round trip:\n got %#v\nwant %#v", back.Object, in.Object)
+	// At v1alpha1 too the API server applies the schema's defaults.
+	want = map[string]any{"image": "nginx", "port": int64(80), "replicas": int64(1), "tier": "free"}
+	if !reflect.DeepEqual(back.Object["spec"], want) {
+		t.Fatalf("round trip: spec = %#v, want %#v", back.Object["spec"], want)
+	}
+	if _, ok := back.GetAnnotations()[conversion.StashAnnotation]; ok {
+		t.Fatalf("nothing to stash for a defaulted object: %v", back.GetAnnotations())
 	}
 }
 
@@ -304,6 +313,8 @@ func TestRoundTripProperty(t *testing.T) {
 					}
 					gvk := schema.GroupVersionKind{Group: gk.Group, Version: a, Kind: gk.Kind}
 					for i, o := range objgen.Generate(conv.Schemas[a], gvk, 200, objgen.Options{Seed: int64(len(a)*31 + len(b))}) {
+						// The API server defaults what it stores and serves.
+						defaulting.Default(o, conv.Schemas[a])
 						in := &unstructured.Unstructured{Object: o}
 						orig := in.DeepCopy()
 						mid, err := c.Convert(in, gk.Group+"/"+b)
@@ -332,5 +343,8 @@ func withoutStash(o map[string]any) map[string]any {
 	ann := u.GetAnnotations()
 	delete(ann, conversion.StashAnnotation)
 	u.SetAnnotations(ann)
+	if len(ann) == 0 {
+		unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+	}
 	return u.Object
 }

@@ -47,20 +47,22 @@ func FuzzStash(f *testing.F) {
 	})
 }
 
-// Found by FuzzStash: an empty unset path panicked (index out of range),
-// and a stash could rename the object. Both are refused with the reason.
+// Found by FuzzStash: an empty unset path panicked (index out of range; main
+// refuses it too now), and a stash could rename the object. Both are
+// refused with the reason.
 func TestStashRefusesWhatNoConversionWrites(t *testing.T) {
 	c := conversion.New(compile(t, website), conversion.Options{})
+	const only = ", which no conversion writes (only spec, status, metadata.labels and metadata.annotations)"
 	for raw, want := range map[string]string{
-		`{"v1alpha1":{"unset":[[]]}}`:                       "its v1alpha1 entry holds an empty unset path",
-		`{"v1alpha1":{"set":{"metadata":{"name":"evil"}}}}`: "its v1alpha1 entry holds metadata.name",
-		`{"v1alpha1":{"set":{"apiVersion":"x/v9"}}}`:        `its v1alpha1 entry holds "apiVersion"`,
-		`{"v1alpha1":{"unset":[["metadata","uid"]]}}`:       "its v1alpha1 entry holds unset path metadata.uid",
+		`{"v1alpha1":{"unset":[[]]}}`:                       `entry "v1alpha1" unsets an empty path`,
+		`{"v1alpha1":{"set":{"metadata":{"name":"evil"}}}}`: `entry "v1alpha1" holds metadata.name` + only,
+		`{"v1alpha1":{"set":{"apiVersion":"x/v9"}}}`:        `entry "v1alpha1" holds "apiVersion"` + only,
+		`{"v1alpha1":{"unset":[["metadata","uid"]]}}`:       `entry "v1alpha1" holds unset path metadata.uid` + only,
 	} {
 		obj := readObj(t, "../../examples/website/website-v1.yaml")
 		obj.SetAnnotations(map[string]string{conversion.StashAnnotation: raw})
 		_, err := c.Convert(obj, "demo.orkestra.io/v1alpha1")
-		full := "annotation " + conversion.StashAnnotation + ": " + want + ", which no conversion writes (only spec, status, metadata.labels and metadata.annotations); remove the annotation or restore it from the object's history"
+		full := "annotation " + conversion.StashAnnotation + ": " + want + "; remove the annotation or restore it from the object's history"
 		if err == nil || !strings.HasSuffix(err.Error(), full) {
 			t.Errorf("stash %s: %v\nwant …%s", raw, err, full)
 		}

@@ -4,8 +4,43 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 )
+
+// asWire is the stash as plain maps, the shape encoding/json writes with
+// sorted keys.
+func asWire(stash map[string]*stashEntry) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for v, e := range stash {
+		m := map[string]any{}
+		if len(e.Set) > 0 {
+			m["set"] = e.Set
+		}
+		if len(e.Unset) > 0 {
+			m["unset"] = e.Unset
+		}
+		if len(e.Guards) > 0 {
+			m["via"] = e.Via
+			var gs []any
+			for _, g := range e.Guards {
+				var reads []any
+				for _, in := range g.Read {
+					r := []any{in.Path}
+					if in.Present {
+						r = append(r, in.Value)
+					}
+					reads = append(reads, r)
+				}
+				gs = append(gs, map[string]any{"at": g.At, "read": reads})
+			}
+			m["if"] = gs
+		}
+		out[v] = m
+	}
+	return out
+}
 
 // The stash encoder must write what encoding/json writes (without HTML
 // escaping), so that the annotation decodes back to the same stash.
@@ -17,7 +52,8 @@ func TestEncodeStashMatchesEncodingJSON(t *testing.T) {
 	}
 	for _, v := range values {
 		stash := map[string]*stashEntry{
-			"v1":       {Set: map[string]any{"spec": map[string]any{"x": v}}, Unset: [][]string{{"spec", "y<"}, {"status"}}},
+			"v1": {Set: map[string]any{"spec": map[string]any{"x": v}}, Unset: [][]string{{"spec", "y<"}, {"status"}}, Via: "v2",
+				Guards: []guard{{At: []string{"spec", "x"}, Read: []input{{Path: []string{"spec", "a.b"}, Value: v, Present: true}, {Path: []string{"spec", "gone"}}}}}},
 			"v1alpha1": {Unset: [][]string{{"spec"}}},
 			"v2":       {Set: map[string]any{"status": v}},
 		}
@@ -28,7 +64,7 @@ func TestEncodeStashMatchesEncodingJSON(t *testing.T) {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(stash); err != nil {
+		if err := enc.Encode(asWire(stash)); err != nil {
 			t.Fatal(err)
 		}
 		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
@@ -38,5 +74,43 @@ func TestEncodeStashMatchesEncodingJSON(t *testing.T) {
 	}
 	if _, err := encodeStash(map[string]*stashEntry{"v1": {Set: map[string]any{"x": math.NaN()}}}); err == nil {
 		t.Error("NaN must be refused")
+	}
+}
+
+func TestStashDecodesWhatItEncodes(t *testing.T) {
+	stash := map[string]*stashEntry{
+		"v1alpha1": {Set: map[string]any{"spec": map[string]any{"retainDays": int64(7)}}, Unset: [][]string{{"spec", "suspend"}}, Via: "v1",
+			Guards: []guard{{At: []string{"spec", "retainDays"}, Read: []input{{Path: []string{"spec", "retention", "days"}, Value: int64(30), Present: true}, {Path: []string{"spec", "x"}}}}}},
+	}
+	raw, err := encodeStash(stash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{"metadata": map[string]any{"annotations": map[string]any{StashAnnotation: string(raw)}}}
+	got, err := readStash(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, stash) {
+		t.Fatalf("decoded %#v\nwant %#v", got["v1alpha1"], stash["v1alpha1"])
+	}
+}
+
+func TestMalformedStashIsAnError(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{oops`:                 "is not valid JSON",
+		`{"v1":null}`:           `entry "v1" is null`,
+		`{"v1":{"unset":[[]]}}`: `entry "v1" unsets an empty path`,
+		`{"v1":{"if":[{"at":["spec"],"read":[]}]}}`:                 `entry "v1" has guards ("if") but no "via" version`,
+		`{"v1":{"via":"v2","if":[{"at":[],"read":[]}]}}`:            `entry "v1" has a guard without a path`,
+		`{"v1":{"via":"v2","if":[{"at":["spec"],"read":[[]]}]}}`:    `entry "v1" has a malformed guard at spec: a read is [path] or [path, value], got 0 elements`,
+		`{"v1":{"via":"v2","if":[{"at":["spec"],"read":[["x"]]}]}}`: `entry "v1" has a malformed guard at spec: a read's path is not a list`,
+		`{"v1":{"via":"v2","if":[{"at":["spec"],"read":[[[1]]]}]}}`: `entry "v1" has a malformed guard at spec: a read's path holds a non-string`,
+	} {
+		obj := map[string]any{"metadata": map[string]any{"annotations": map[string]any{StashAnnotation: raw}}}
+		_, err := readStash(obj)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), StashAnnotation) {
+			t.Errorf("readStash(%s) = %v, want an error containing %q", raw, err, want)
+		}
 	}
 }

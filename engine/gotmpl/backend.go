@@ -8,34 +8,56 @@
 package gotmpl
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"sync"
-	"text/template"
 	"text/template/parse"
+	"time"
 	"unicode/utf8"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // Backend compiles legacy templates and structured conditions. It is safe
 // for concurrent use; so is everything it compiles.
 type Backend struct {
-	cel   engine.Backend
-	roots sync.Map // *structuralschema.Structural → its root schema
+	cel          engine.Backend
+	runtimeLimit uint64
+	roots        sync.Map // *structuralschema.Structural → its root schema
+	// notes are the katalog's user-defined functions (WithNotes), compiled
+	// per place into compiledNotes (noteKey → *compiledNote).
+	notes         map[string]*katalog.Note
+	compiledNotes *sync.Map
 }
 
 var _ engine.LegacyBackend = (*Backend)(nil)
+
+// Options configure a Backend.
+type Options struct {
+	// RuntimeCostLimit is the cost limit of one evaluation (steps and the
+	// strings functions build; see exec.go); 0 means CEL's default, the same
+	// --max-runtime-cost.
+	RuntimeCostLimit uint64
+}
 
 // New returns the legacy backend. cel compiles the CEL that structured
 // conditions translate to; its environment must include CELLibrary(). With
 // a nil cel, structured conditions are evaluated by this package directly
 // (same semantics; used by tests and tools that have no CEL backend).
-func New(cel engine.Backend) *Backend { return &Backend{cel: cel} }
+func New(cel engine.Backend) *Backend { return NewWithOptions(cel, Options{}) }
+
+// NewWithOptions is New with options.
+func NewWithOptions(cel engine.Backend, opts Options) *Backend {
+	b := &Backend{cel: cel, runtimeLimit: opts.RuntimeCostLimit}
+	if b.runtimeLimit == 0 {
+		b.runtimeLimit = celengine.DefaultRuntimeCostLimit
+	}
+	return b
+}
 
 func (b *Backend) root(self *structuralschema.Structural) shape {
 	if self == nil {
@@ -77,22 +99,47 @@ func (b *Backend) CompileCondition(src string, ctx *engine.Context) (engine.Cond
 }
 
 func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template, katalog.Diagnostics) {
+	return b.compileIn(src, ctx, p, nil)
+}
+
+// compileNote compiles a note's template at the place that calls it.
+func (b *Backend) compileNote(src string, ctx *engine.Context, stack []string) (*Template, katalog.Diagnostics) {
+	return b.compileIn(src, ctx, forOperand, stack)
+}
+
+// compileIn compiles src; noteStack names the notes being compiled around
+// it (a note calling a note).
+func (b *Backend) compileIn(src string, ctx *engine.Context, p purpose, noteStack []string) (*Template, katalog.Diagnostics) {
 	var diags katalog.Diagnostics
 	report := func(off int, msg string) {
 		diags = append(diags, katalog.Diagnostic{Pos: posAt(ctx.Pos, src, off), Entry: ctx.Entry, Field: ctx.Field, Message: msg})
 	}
-	tree, err := Parse(src)
+	tree, valueFirst, err := parseNoting(src)
 	if err != nil {
 		pe := err.(*ParseError)
 		report(pe.Offset, pe.Msg)
 		return nil, diags
 	}
+	for _, cmd := range valueFirst {
+		diags = append(diags, defaultWarning(cmd, posAt(ctx.Pos, src, int(cmd.Args[0].Position())), ctx))
+	}
 	warn := func(off int, msg string) {
 		diags = append(diags, katalog.Diagnostic{Pos: posAt(ctx.Pos, src, off), Severity: katalog.Warning, Entry: ctx.Entry, Field: ctx.Field, Message: msg})
 	}
-	c := &checker{src: src, version: ctx.SelfVersion, report: report, warn: warn, random: ctx.AllowRandom && p == forValue, root: b.root(ctx.Self)}
+	conversion := strings.HasPrefix(ctx.Field, "conversion.")
+	limit := ctx.CostLimit
+	if limit == 0 {
+		limit = celengine.DefaultCostLimit
+	}
+	c := &checker{src: src, version: ctx.SelfVersion, report: report, warn: warn, random: ctx.AllowRandom && (p == forValue || noteStack != nil), root: b.root(ctx.Self),
+		noChildren: conversion, conversion: conversion, stringTarget: ctx.Expected != nil && ctx.Expected.Type == "string",
+		b: b, self: ctx.Self, entry: ctx.Entry, costLimit: ctx.CostLimit, noteStack: noteStack}
 	c.check(tree)
-	t := &Template{src: src, pos: ctx.Pos, tree: tree, plain: c.plain, field: ctx.Field}
+	diags = append(diags, c.extra...)
+	if !diags.HasErrors() {
+		c.checkCost(tree, limit)
+	}
+	t := &Template{src: src, pos: ctx.Pos, tree: tree, plain: c.plain, field: ctx.Field, children: c.children, timers: c.timers}
 	if p == forValue {
 		t.coerce = coercionFor(ctx)
 	}
@@ -109,13 +156,44 @@ func (b *Backend) compile(src string, ctx *engine.Context, p purpose) (*Template
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	tmpl, err := template.New(treeName).Option("missingkey=zero").Funcs(funcMap).AddParseTree(treeName, tree)
+	x, err := newExecutor(tree, c.usedFuncs(), b.runtimeLimit, c.notesUsed)
 	if err != nil {
 		report(0, "internal: "+err.Error())
 		return nil, diags
 	}
-	t.tmpl = tmpl
+	t.exec = x
 	return t, diags
+}
+
+// defaultWarning: `default FIELD LITERAL` is read as "the field, else the
+// literal" — the reading of the older original engine and of its docs —
+// while the newest original takes the first argument as the fallback (Sprig
+// order). The pipe form means the same in both.
+func defaultWarning(cmd *parse.CommandNode, pos katalog.Pos, ctx *engine.Context) katalog.Diagnostic {
+	value, lit := cmd.Args[2], cmd.Args[1]
+	// after normalisation: default LITERAL VALUE
+	newest := "always gives " + lit.String()
+	if isEmptyLiteral(lit) {
+		newest = "gives " + value.String() + " itself, even when empty"
+	}
+	return katalog.Diagnostic{Pos: pos, Severity: katalog.Warning, Entry: ctx.Entry, Field: ctx.Field, Message: fmt.Sprintf(
+		"default %s %s is read as %q (the older original engine and its docs); the newest original engine takes the first argument as the fallback and %s; write `%s | default %s`, which both read the same way (orkestra migrate rewrites it)",
+		value, lit, value.String()+", else "+lit.String(), newest, value, lit)}
+}
+
+// isEmptyLiteral: a literal the original's empty() holds for.
+func isEmptyLiteral(n parse.Node) bool {
+	switch x := n.(type) {
+	case *parse.StringNode:
+		return x.Text == ""
+	case *parse.NumberNode:
+		return x.IsInt && x.Int64 == 0 || x.IsFloat && x.Float64 == 0
+	case *parse.BoolNode:
+		return !x.True
+	case *parse.NilNode:
+		return true
+	}
+	return false
 }
 
 func lastFunc(p *parse.PipeNode) *parse.IdentifierNode {
@@ -153,44 +231,49 @@ type Template struct {
 	pos    katalog.Pos
 	field  string
 	tree   *parse.Tree
-	tmpl   *template.Template
+	exec   *executor
 	plain  []string // the field path of a plain `{{ .a.b }}`, else nil
 	coerce coercion
+	// children: the template reads .children.
+	children bool
+	// timers say when clock-reading calls may change their result.
+	timers []timer
 }
-
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // Render executes the template against obj and returns the rendered string
 // as the original engine produced it: trimmed, `<no value>` removed.
 func (t *Template) Render(obj map[string]any) (string, error) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= 64<<10 {
-			bufPool.Put(buf)
-		}
-	}()
-	if err := t.tmpl.Execute(buf, obj); err != nil {
-		return "", execError(err)
+	return t.render(engine.NewScope(obj))
+}
+
+func (t *Template) render(s *engine.Scope) (string, error) {
+	out, err := t.exec.run(dataFor(s, t.children))
+	if err != nil {
+		return "", err
 	}
-	return finish(buf.Bytes()), nil
+	return finish(out), nil
 }
 
 // Eval renders and coerces the template. A plain field reference whose
-// field is absent (or null) returns engine.ErrAbsent: the target is left
-// unset.
+// last field is absent (or null) returns engine.ErrAbsent: the target is
+// left unset. A missing or non-object field on the way fails, as in the
+// original engine.
 func (t *Template) Eval(s *engine.Scope) (any, error) {
-	if t.plain != nil {
-		if v, ok := lookup(s.Self, t.plain); !ok || v == nil {
-			return nil, engine.ErrAbsent
-		}
+	if t.plain != nil && lastAbsent(dataFor(s, t.children), t.plain) {
+		return nil, engine.ErrAbsent
 	}
-	out, err := t.Render(s.Self)
+	out, err := t.render(s)
 	if err != nil {
 		return nil, err
 	}
 	return t.coerce.coerce(out)
 }
+
+// NextChange implements engine.Timed for templates that read the clock.
+func (t *Template) NextChange(now time.Time) time.Time { return nextChange(now, t.timers) }
+
+// ReadsClock implements engine.Timed.
+func (t *Template) ReadsClock() bool { return len(t.timers) > 0 }
 
 func (t *Template) Source() string   { return t.src }
 func (t *Template) Pos() katalog.Pos { return t.pos }
@@ -207,7 +290,7 @@ func (t *Template) PlainRef() []string { return t.plain }
 type conditionTemplate struct{ t *Template }
 
 func (c *conditionTemplate) Eval(s *engine.Scope) (bool, error) {
-	out, err := c.t.Render(s.Self)
+	out, err := c.t.render(s)
 	if err != nil {
 		return false, err
 	}
@@ -220,8 +303,25 @@ func (c *conditionTemplate) Eval(s *engine.Scope) (bool, error) {
 	return false, fmt.Errorf("the condition rendered %q; it must render true or false", shorten(out))
 }
 
+func (c *conditionTemplate) NextChange(now time.Time) time.Time { return c.t.NextChange(now) }
+func (c *conditionTemplate) ReadsClock() bool                   { return c.t.ReadsClock() }
+
 func (c *conditionTemplate) Source() string   { return c.t.src }
 func (c *conditionTemplate) Pos() katalog.Pos { return c.t.pos }
+
+// lastAbsent reports a path whose every step but the last is an object and
+// whose last step is missing or null.
+func lastAbsent(obj map[string]any, path []string) bool {
+	parent, ok := lookup(obj, path[:len(path)-1])
+	if !ok {
+		return false
+	}
+	m, ok := parent.(map[string]any)
+	if !ok {
+		return false
+	}
+	return m[path[len(path)-1]] == nil
+}
 
 // lookup walks maps by key: the value at path and whether every step exists.
 func lookup(obj map[string]any, path []string) (any, bool) {

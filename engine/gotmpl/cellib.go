@@ -2,12 +2,43 @@ package gotmpl
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/robfig/cron/v3"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/notes"
 )
+
+// schedules caches parsed cron: condition schedules (literals of the
+// katalog, so the cache is bounded by the katalog).
+var schedules sync.Map
+
+var scheduleCount atomic.Int64
+
+// cachedSchedule parses expr once; past maxSchedules distinct schedules
+// (an expression computing them from data) it parses without caching.
+func cachedSchedule(expr string) (cron.Schedule, error) {
+	if s, ok := schedules.Load(expr); ok {
+		return s.(cron.Schedule), nil
+	}
+	s, err := notes.ParseSchedule(expr)
+	if err != nil {
+		return nil, err
+	}
+	if scheduleCount.Add(1) <= maxSchedules {
+		schedules.Store(expr, s)
+	}
+	return s, nil
+}
+
+const maxSchedules = 1024
 
 // CELLibrary declares the CEL functions structured conditions translate to:
 //
@@ -20,6 +51,15 @@ import (
 //	legacy.between(string, double, double) bool     lo <= x <= hi, false when
 //	legacy.notBetween(string, double, double) bool  x < lo || x > hi; both false
 //	                                 when the string does not parse ("" is 0)
+//
+//	legacy.typeOf(dyn, string) string  typeOf of the raw field at a dot path
+//	                                 ("null" when missing): the type operators
+//	legacy.timeWindow(string, string) bool  a `time:` condition: after <= now
+//	                                 <= before (UTC, "HH:MM", either "")
+//	legacy.dayOfWeek() string         today's name (UTC): `dayOfWeek: {in: …}`
+//	legacy.cronWindow(string, int) bool  a `cron:` condition: the schedule
+//	                                 fired within the last n seconds (0: one
+//	                                 period of the schedule)
 //
 // The lead passes it to the CEL backend's environment.
 func CELLibrary() cel.EnvOption { return cel.Lib(legacyLib{}) }
@@ -35,6 +75,44 @@ func (legacyLib) CompileOptions() []cel.EnvOption {
 			cel.Overload("legacy_str_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.StringType,
 				cel.BinaryBinding(celStr))),
 	}
+	opts = append(opts,
+		cel.Function("legacy.typeOf",
+			cel.Overload("legacy_typeOf_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.StringType,
+				cel.BinaryBinding(func(obj, path ref.Val) ref.Val {
+					p, ok := path.(types.String)
+					if !ok {
+						return types.MaybeNoSuchOverloadErr(path)
+					}
+					return types.String(notes.TypeOf(celLookup(obj, strings.Split(string(p), "."))))
+				}))),
+		cel.Function("legacy.timeWindow",
+			cel.Overload("legacy_timeWindow_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
+				cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+					after, ok1 := a.(types.String)
+					before, ok2 := b.(types.String)
+					if !ok1 || !ok2 {
+						return types.NoSuchOverloadErr()
+					}
+					return types.Bool(notes.InTimeWindow(engine.Now(), string(after), string(before)))
+				}))),
+		cel.Function("legacy.dayOfWeek",
+			cel.Overload("legacy_dayOfWeek", nil, cel.StringType,
+				cel.FunctionBinding(func(...ref.Val) ref.Val { return types.String(legacyDayOfWeek()) }))),
+		cel.Function("legacy.cronWindow",
+			cel.Overload("legacy_cronWindow_string_int", []*cel.Type{cel.StringType, cel.IntType}, cel.BoolType,
+				cel.BinaryBinding(func(expr, secs ref.Val) ref.Val {
+					e, ok1 := expr.(types.String)
+					n, ok2 := secs.(types.Int)
+					if !ok1 || !ok2 {
+						return types.NoSuchOverloadErr()
+					}
+					sched, err := cachedSchedule(string(e))
+					if err != nil {
+						return types.NewErr("cron %q: %v", string(e), err)
+					}
+					return types.Bool(notes.CronWindowOpen(engine.Now(), sched, time.Duration(n)*time.Second))
+				}))),
+	)
 	for _, op := range []string{"gt", "lt", "gte", "lte"} {
 		op := op
 		opts = append(opts, cel.Function("legacy."+op,

@@ -3,8 +3,11 @@ package gotmpl
 import (
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"text/template/parse"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
@@ -26,6 +29,45 @@ type checker struct {
 	// plain is the field path of a template that is exactly one field
 	// reference ({{ .spec.x }}), else nil.
 	plain []string
+	// treeRoot is the template being checked.
+	treeRoot *parse.ListNode
+	// used are the library functions the template calls.
+	used map[string]bool
+	// noChildren: .children is not available here (conversion paths).
+	noChildren bool
+	// children: the template reads .children.
+	children bool
+	// timers of the clock-reading calls.
+	timers []timer
+	// bounds of the ranges whose iterations are bounded.
+	bounds map[*parse.BranchNode]loopBound
+	// conversion: the template is in a conversion path; stringTarget: it
+	// lands in a string field. floatWarned: the float64 warning was given.
+	conversion, stringTarget, floatWarned bool
+
+	// Notes: the backend that has them, the place's schema, entry and cost
+	// limit to compile them with, the notes being compiled around this
+	// template, the notes it calls, and their problems.
+	b         *Backend
+	self      *structuralschema.Structural
+	entry     string
+	costLimit uint64
+	noteStack []string
+	notesUsed map[string]*Template
+	extra     katalog.Diagnostics
+}
+
+// noteSignature is how a note is called: no arguments, a string.
+var noteSignature = &funcInfo{fn: (func() (string, error))(nil)}
+
+// usedFuncs lists the library functions the template calls, sorted.
+func (c *checker) usedFuncs() []string {
+	out := make([]string, 0, len(c.used))
+	for n := range c.used {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // argInfo is what the checker knows of an argument or a command's result.
@@ -34,6 +76,8 @@ type argInfo struct {
 	node      parse.Node
 	fieldLike bool // a field, variable or chain: a value of the object
 	known     bool // sh describes it
+	// intResult: a call to a function that returns an integer.
+	intResult bool
 }
 
 func (c *checker) pushScope() { c.scopes = append(c.scopes, map[string]shape{}) }
@@ -63,6 +107,7 @@ func (c *checker) lookupVar(name string) shape {
 }
 
 func (c *checker) check(t *parse.Tree) {
+	c.treeRoot = t.Root
 	c.pushScope()
 	c.list(t.Root, c.root)
 	c.popScope()
@@ -82,6 +127,9 @@ func (c *checker) node(n parse.Node, dot shape) {
 	switch x := n.(type) {
 	case *parse.ActionNode:
 		res := c.pipe(x.Pipe, dot)
+		if len(x.Pipe.Decl) == 0 && isIntegerArg(res) && (c.stringTarget || soleAction(c.treeRoot) != x) {
+			c.floatWarning(int(x.Pos), res)
+		}
 		if len(x.Pipe.Decl) == 0 && res.fieldLike && res.known && isComposite(res.sh.s) {
 			name := res.sh.path
 			if res.sh.root {
@@ -105,6 +153,14 @@ func (c *checker) branch(b *parse.BranchNode, dot shape, kind string) {
 	c.pushScope()
 	defer c.popScope()
 	res := c.pipeNoDecl(b.Pipe, dot)
+	if kind == "range" {
+		if lb, ok := rangeBound(b.Pipe, res); ok {
+			if c.bounds == nil {
+				c.bounds = map[*parse.BranchNode]loopBound{}
+			}
+			c.bounds[b] = lb
+		}
+	}
 	inner := dot
 	switch kind {
 	case "with":
@@ -190,6 +246,7 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 	}
 	info := c.function(id)
 	args := cmd.Args[1:]
+	c.clock(info, args)
 	infos := make([]argInfo, len(args))
 	for i, a := range args {
 		infos[i] = c.arg(a, dot)
@@ -221,12 +278,34 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 	if name == "cronToMap" {
 		c.cronToMap = append(c.cronToMap, id)
 	}
-	return argInfo{node: cmd}
+	c.upstreamDifferences(id, cmd, infos, piped)
+	return argInfo{node: cmd, intResult: info.fn != nil && isIntKind(reflect.TypeOf(info.fn).Out(0).Kind())}
+}
+
+// clock records the timer of a clock-reading call.
+func (c *checker) clock(info *funcInfo, args []parse.Node) {
+	if info == nil || info.clock == nil {
+		return
+	}
+	if t := info.clock(args); t != nil {
+		c.timers = append(c.timers, t)
+	}
 }
 
 // function resolves a function name, reporting unknown and forbidden ones.
 func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 	name := id.Ident
+	if n := c.b.note(name); n != nil {
+		if t := c.note(name, n, int(id.Pos)); t != nil {
+			if c.notesUsed == nil {
+				c.notesUsed = map[string]*Template{}
+			}
+			c.notesUsed[name] = t
+			c.children = c.children || t.children
+			c.timers = append(c.timers, t.timers...)
+		}
+		return noteSignature
+	}
 	info, ok := funcs[name]
 	switch {
 	case name == "call":
@@ -234,7 +313,11 @@ func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 		return nil
 	case !ok:
 		msg := fmt.Sprintf("unknown function %q", name)
-		if d := katalog.DidYouMean(name, FuncNames()); d != "" {
+		known := FuncNames()
+		for n := range c.b.notes {
+			known = append(known, n)
+		}
+		if d := katalog.DidYouMean(name, known); d != "" {
 			msg += d
 		} else {
 			msg += ": the legacy adapter knows only the functions listed in its README section; write this value in CEL (${…}) to do more"
@@ -244,6 +327,10 @@ func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 	case info.random && !c.random:
 		c.report(int(id.Pos), fmt.Sprintf("%s makes a new value at every evaluation, so the object would change on every reconcile (drift); use it only in the data of a secret with once: true", name))
 	}
+	if c.used == nil {
+		c.used = map[string]bool{}
+	}
+	c.used[name] = true
 	return info
 }
 
@@ -272,6 +359,7 @@ func (c *checker) arg(n parse.Node, dot shape) argInfo {
 	case *parse.IdentifierNode:
 		// A function called without arguments.
 		if info := c.function(x); info != nil {
+			c.clock(info, nil)
 			if lo, hi := arity(info); lo > 0 {
 				c.report(int(x.Pos), fmt.Sprintf("%s takes %s, got 0; call it in parentheses with its arguments: (%s …)", x.Ident, describeArity(lo, hi), x.Ident))
 			}
@@ -286,6 +374,15 @@ func (c *checker) arg(n parse.Node, dot shape) argInfo {
 func (c *checker) fields(base shape, segs []string, offs []int, ref string) shape {
 	sh := base
 	for i, seg := range segs {
+		if sh.root && seg == "children" {
+			if c.noChildren {
+				c.report(offs[i], ".children is not available in a conversion path: a conversion sees only the object being converted")
+				return shape{}
+			}
+			c.children = true
+			sh = shape{children: true, path: "children"}
+			continue
+		}
 		next, prob := child(sh, seg, c.version)
 		if prob != nil {
 			written := ref
@@ -450,121 +547,3 @@ func pipeMessage(name string) string {
 }
 
 // ── offsets of field segments ───────────────────────────────────────────────
-
-// startOf is the offset where a node's text starts (text/template records
-// chains at their second part).
-func startOf(src string, n parse.Node) int {
-	switch x := n.(type) {
-	case *parse.FieldNode:
-		if offs := fieldOffsets(src, x); len(offs) > 0 && offs[0] > 0 {
-			return offs[0] - 1
-		}
-	case *parse.VariableNode:
-		if len(x.Ident) > 1 {
-			if start := int(x.Pos) - len(x.Ident[0]); start >= 0 && strings.HasPrefix(src[start:], x.Ident[0]) {
-				return start
-			}
-		}
-	case *parse.ChainNode:
-		if p := int(x.Node.Position()); p > 0 && src[p-1] == '(' {
-			return p - 1
-		}
-		return int(x.Node.Position())
-	}
-	return int(n.Position())
-}
-
-// fieldOffsets returns, for each segment of a field chain, the byte offset
-// of its name. text/template records the position of a multi-segment field
-// at its second segment.
-func fieldOffsets(src string, f *parse.FieldNode) []int {
-	pos := int(f.Pos)
-	start := pos
-	if len(f.Ident) > 1 {
-		start = pos - 1 - len(f.Ident[0])
-	}
-	if start < 0 || !strings.HasPrefix(src[start:], "."+f.Ident[0]) {
-		start = -1
-	}
-	return segmentOffsets(start, pos, f.Ident)
-}
-
-func variableOffsets(src string, v *parse.VariableNode) []int {
-	pos := int(v.Pos)
-	start := pos
-	if len(v.Ident) > 1 {
-		start = pos - len(v.Ident[0])
-	}
-	if start < 0 || !strings.HasPrefix(src[start:], v.Ident[0]) {
-		start = -1
-	}
-	if start >= 0 {
-		start += len(v.Ident[0])
-	}
-	return segmentOffsets(start, pos, v.Ident[1:])
-}
-
-func chainOffsets(src string, ch *parse.ChainNode) []int {
-	pos := int(ch.Pos)
-	start := pos
-	if len(ch.Field) == 0 || pos >= len(src) || !strings.HasPrefix(src[pos:], "."+ch.Field[0]) {
-		start = -1
-	}
-	return segmentOffsets(start, pos, ch.Field)
-}
-
-// segmentOffsets lays segments out from start (the dot of the first one);
-// start < 0 means unknown: every segment then points at fallback.
-func segmentOffsets(start, fallback int, segs []string) []int {
-	offs := make([]int, len(segs))
-	for i, s := range segs {
-		if start < 0 {
-			offs[i] = fallback
-			continue
-		}
-		offs[i] = start + 1
-		start += 1 + len(s)
-	}
-	return offs
-}
-
-// plainRef returns the field path of a template that is exactly one field
-// reference (`{{ .spec.x }}` or `{{ $.spec.x }}`, whitespace around it), or
-// nil.
-func plainRef(root *parse.ListNode) []string {
-	act := soleAction(root)
-	if act == nil || len(act.Pipe.Decl) != 0 || len(act.Pipe.Cmds) != 1 || len(act.Pipe.Cmds[0].Args) != 1 {
-		return nil
-	}
-	switch x := act.Pipe.Cmds[0].Args[0].(type) {
-	case *parse.FieldNode:
-		return x.Ident
-	case *parse.VariableNode:
-		if x.Ident[0] == "$" && len(x.Ident) > 1 {
-			return x.Ident[1:]
-		}
-	}
-	return nil
-}
-
-// soleAction returns the only action of a template (whitespace text around
-// it allowed), or nil.
-func soleAction(root *parse.ListNode) *parse.ActionNode {
-	var act *parse.ActionNode
-	for _, n := range root.Nodes {
-		switch x := n.(type) {
-		case *parse.TextNode:
-			if strings.TrimSpace(string(x.Text)) != "" {
-				return nil
-			}
-		case *parse.ActionNode:
-			if act != nil {
-				return nil
-			}
-			act = x
-		default:
-			return nil
-		}
-	}
-	return act
-}

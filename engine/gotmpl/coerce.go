@@ -1,7 +1,6 @@
 package gotmpl
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -25,6 +24,7 @@ const (
 	modeArray
 	modeIntOrString
 	modeGuess
+	modeAuto // a status field's type: auto: int, float, bool, else the string
 )
 
 type coercion struct {
@@ -33,6 +33,17 @@ type coercion struct {
 	// did); otherwise an empty rendering into a non-string typed target
 	// leaves the field unset (engine.ErrAbsent).
 	emptyNull bool
+	// nullUnset: the null lands in a field the target's schema declares
+	// non-nullable, which the API server prunes: null is the field left
+	// unset (see NullLeavesUnset).
+	nullUnset bool
+}
+
+// NullLeavesUnset reports that a null written at ctx reaches storage as the
+// field left unset: a conversion output into a declared, non-nullable
+// field (the API server prunes such nulls from converted objects).
+func NullLeavesUnset(ctx *engine.Context) bool {
+	return ctx.Coerce == engine.CoerceGuess && strings.HasPrefix(ctx.Field, "conversion.") && ctx.Expected != nil && !ctx.Expected.Nullable
 }
 
 // coercionFor picks the coercion for a target. A target whose schema gives
@@ -40,9 +51,11 @@ type coercion struct {
 // in the original engine only so that numbers and booleans reached typed
 // fields as numbers and booleans.
 func coercionFor(ctx *engine.Context) coercion {
-	c := coercion{emptyNull: ctx.Coerce == engine.CoerceGuess}
+	c := coercion{emptyNull: ctx.Coerce == engine.CoerceGuess, nullUnset: NullLeavesUnset(ctx)}
 	s := ctx.Expected
 	switch {
+	case s == nil && ctx.Coerce == engine.CoerceAuto:
+		c.mode = modeAuto
 	case s == nil:
 		if ctx.Coerce == engine.CoerceGuess {
 			c.mode = modeGuess
@@ -95,8 +108,11 @@ func (c coercion) coerce(out string) (any, error) {
 	if strings.HasPrefix(out, cronMapSentinel) {
 		return decodeJSON(strings.TrimPrefix(out, cronMapSentinel))
 	}
-	if c.mode == modeGuess {
+	switch c.mode {
+	case modeGuess:
 		return guess(out), nil
+	case modeAuto:
+		return auto(out), nil
 	}
 	s := out
 	if c.mode != modeString {
@@ -190,6 +206,22 @@ func guess(s string) any {
 	return s
 }
 
+// auto is the original's status `type: auto`: integer, then float, then
+// strconv.ParseBool, else the string as rendered (empty stays ""). NaN and
+// infinities stay strings: JSON cannot hold them.
+func auto(s string) any {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f
+	}
+	if b, err := strconv.ParseBool(s); err == nil {
+		return b
+	}
+	return s
+}
+
 // decodeJSON decodes JSON into plain values as the API server does: whole
 // numbers int64, others float64; trailing data is an error.
 func decodeJSON(s string) (any, error) {
@@ -210,6 +242,6 @@ func shorten(s string) string {
 // finish turns raw template output into the rendered string: trimmed, then
 // every "<no value>" (a missing key) removed — in that order, as the
 // original did, so "{{ .spec.missing }} x" renders " x".
-func finish(raw []byte) string {
-	return strings.ReplaceAll(string(bytes.TrimSpace(raw)), "<no value>", "")
+func finish(raw string) string {
+	return strings.ReplaceAll(strings.TrimSpace(raw), "<no value>", "")
 }

@@ -48,7 +48,12 @@ func TestLoadErrors(t *testing.T) {
 		{`{{ range .spec.items }}{{ .nme }}{{ end }}`, `k.yaml:10:47: [things] spec.x: unknown field .nme: spec.items[*] has no field "nme" in version v1; did you mean "name"?`},
 		{`{{ with .spec.nested }}{{ .innr.value }}{{ end }}`, `k.yaml:10:47: [things] spec.x: unknown field .innr: spec.nested has no field "innr" in version v1; did you mean "inner"?`},
 		{`{{ $n := .spec.nested }}{{ $n.inner.valu }}`, `k.yaml:10:56: [things] spec.x: unknown field $n.inner.valu: spec.nested.inner has no field "valu" in version v1; did you mean "value"?`},
-		{`{{ .children.deployment.status }}`, `k.yaml:10:24: [things] spec.x: .children is not available in this runtime: templates see the custom resource itself (.metadata, .spec, .status)`},
+		// .children holds the CR's children by kind (upstream
+		// pkg/children/children.go: "deployments"/"deployment", …); below a
+		// kind key anything goes, as it did in the original engine.
+		{`{{ .children.deployment.status.readyReplicas }}`, ``},
+		{`{{ .children.deploymnet.status }}`, `k.yaml:10:33: [things] spec.x: .children has no key "deploymnet"; did you mean "deployment"?`},
+		{`{{ .item.name }}`, `k.yaml:10:24: [things] spec.x: .item is not available in this runtime: templates see the custom resource itself (.metadata, .spec, .status)`},
 		{`{{ .spc.image }}`, `k.yaml:10:24: [things] spec.x: unknown field .spc: the object has no field "spc" in version v1; did you mean "spec"?`},
 		{`{{ call .spec.image }}`, `k.yaml:10:23: [things] spec.x: call is not supported: templates call only the listed functions`},
 		{`{{ define "x" }}a{{ end }}`, `k.yaml:10:23: [things] spec.x: {{ define "x" }} and {{ block }} are not supported: a value is a single template`},
@@ -154,7 +159,7 @@ spec:
 	_, diags = engine.Compile(k, engine.Backends{CEL: kubeCEL{}, Legacy: New(kubeCEL{})}, engine.CompileOptions{})
 	want := []string{
 		path + `:18:32: [webapp] operatorBox.onCreate.deployments[0].image: unknown field .spec.imagee: spec has no field "imagee" in version v1alpha1; did you mean "image"?`,
-		path + `:19:29: [webapp] operatorBox.onCreate.deployments[0].replicas: unknown function "toInteger": the legacy adapter knows only the functions listed in its README section; write this value in CEL (${…}) to do more`,
+		path + `:19:29: [webapp] operatorBox.onCreate.deployments[0].replicas: unknown function "toInteger"; did you mean "toInt"?`,
 		path + `:23:26: [webapp] operatorBox.onCreate.secrets[0].data.key: randomHex makes a new value at every evaluation, so the object would change on every reconcile (drift); use it only in the data of a secret with once: true`,
 		path + `:27:31: [webapp] operatorBox.onCreate.configMaps[0].when.field: unknown field spec.monitorin: spec has no field "monitorin" in version v1alpha1; did you mean "monitoring"?`,
 	}

@@ -1,18 +1,17 @@
 package gotmpl
 
 import (
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"text/template"
+	"text/template/parse"
+
+	"github.com/orkspace/orkestra-cel/engine/notes"
 )
 
 // The function library of the legacy adapter: the functions of the original
@@ -31,6 +30,9 @@ type funcInfo struct {
 	pipeFirst bool
 	// min and max argument counts of builtins (max < 0: no limit).
 	min, max int
+	// clock: the function reads the clock; it returns the timer of a call
+	// from its arguments (nil: the value never changes).
+	clock func(args []parse.Node) timer
 }
 
 var funcs = map[string]*funcInfo{
@@ -51,7 +53,7 @@ var funcs = map[string]*funcInfo{
 	"hasPrefix":  {fn: strings.HasPrefix, pipeFirst: true},
 	"hasSuffix":  {fn: strings.HasSuffix, pipeFirst: true},
 	"contains":   {fn: strings.Contains, pipeFirst: true},
-	"replace":    {fn: strings.ReplaceAll, pipeFirst: true},
+	"replace":    {fn: fnReplace, pipeFirst: true},
 	"split":      {fn: fnSplit, pipeFirst: true},
 	"join":       {fn: fnJoin, pipeFirst: true},
 	"repeat":     {fn: fnRepeat, pipeFirst: true},
@@ -74,7 +76,7 @@ var funcs = map[string]*funcInfo{
 	"toFloat":  {fn: fnToFloat},
 	"toBool":   {fn: fnToBool},
 	"toJson":   {fn: fnToJSON},
-	"typeOf":   {fn: fnTypeOf},
+	"typeOf":   {fn: notes.TypeOf},
 	"len":      {fn: fnLen},
 
 	// safe access
@@ -94,7 +96,7 @@ var funcs = map[string]*funcInfo{
 	"cronToMap":     {fn: fnCronToMap},
 	"cronFromMap":   {fn: fnCronFromMap},
 	"cronFromAny":   {fn: fnCronFromAny},
-	"cronNormalize": {fn: cronNormalize},
+	"cronNormalize": {fn: notes.CronNormalize},
 	"cronExpr":      {fn: cronExpr, pipeFirst: true},
 
 	// text/template builtins
@@ -103,9 +105,9 @@ var funcs = map[string]*funcInfo{
 	"not":      {min: 1, max: 1},
 	"index":    {min: 1, max: -1},
 	"slice":    {min: 1, max: -1},
-	"print":    {min: 0, max: -1},
-	"printf":   {min: 1, max: -1},
-	"println":  {min: 0, max: -1},
+	"print":    {fn: fmt.Sprint},
+	"printf":   {fn: fnPrintf},
+	"println":  {fn: fmt.Sprintln},
 	"eq":       {min: 2, max: -1},
 	"ne":       {min: 2, max: 2},
 	"lt":       {min: 2, max: 2},
@@ -253,29 +255,103 @@ func fnSplit(s, sep string) []string {
 // the object (its items formatted with %v). The original took only []string,
 // so joining a list field failed at run time.
 func fnJoin(elems any, sep string) (string, error) {
+	var parts []string
 	switch x := elems.(type) {
 	case []string:
-		return strings.Join(x, sep), nil
+		parts = x
 	case []any:
-		parts := make([]string, len(x))
+		parts = make([]string, len(x))
 		for i, e := range x {
 			parts[i] = fnToString(e)
 		}
-		return strings.Join(parts, sep), nil
 	case nil:
 		return "", nil
+	default:
+		return "", fmt.Errorf("join: expected a list, got %T", elems)
 	}
-	return "", fmt.Errorf("join: expected a list, got %T", elems)
+	total := len(sep) * max(len(parts)-1, 0)
+	for _, p := range parts {
+		total += len(p)
+	}
+	if total > MaxOutputBytes {
+		return "", fmt.Errorf("join: the result would be longer than %d bytes", MaxOutputBytes)
+	}
+	return strings.Join(parts, sep), nil
 }
+
+// Functions whose result can be much larger than their arguments check
+// its size before building it: no string a template builds may exceed
+// MaxOutputBytes, whatever the budget left.
 
 func fnRepeat(s string, n int) (string, error) {
 	if n < 0 {
 		return "", fmt.Errorf("repeat: negative count %d", n)
 	}
-	if len(s)*n > 1<<20 {
-		return "", fmt.Errorf("repeat: result longer than 1 MiB")
+	if n > 0 && len(s) > MaxOutputBytes/n {
+		return "", fmt.Errorf("repeat: the result would be longer than %d bytes", MaxOutputBytes)
 	}
 	return strings.Repeat(s, n), nil
+}
+
+func fnReplace(s, old, new string) (string, error) {
+	n := strings.Count(s, old)
+	if n > 0 && len(new) > len(old) && len(s)+n*(len(new)-len(old)) > MaxOutputBytes {
+		return "", fmt.Errorf("replace: the result would be longer than %d bytes", MaxOutputBytes)
+	}
+	return strings.ReplaceAll(s, old, new), nil
+}
+
+// fnPrintf is fmt.Sprintf, refusing widths and precisions that would build
+// a string longer than MaxOutputBytes from a few bytes of format.
+func fnPrintf(format string, args ...any) (string, error) {
+	if w := maxFormatWidth(format, args); w > MaxOutputBytes {
+		return "", fmt.Errorf("printf: a width or precision of %d is larger than %d", w, MaxOutputBytes)
+	}
+	return fmt.Sprintf(format, args...), nil
+}
+
+// maxFormatWidth is the largest width or precision in a format, `*` ones
+// read from args.
+func maxFormatWidth(format string, args []any) int {
+	out, argi := 0, 0
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		i++
+		if i < len(format) && format[i] == '%' {
+			continue
+		}
+		for i < len(format) && strings.IndexByte("+-# 0", format[i]) >= 0 {
+			i++
+		}
+		for part := 0; part < 2; part++ {
+			n := 0
+			switch {
+			case i < len(format) && format[i] == '*':
+				if argi < len(args) {
+					if v, ok := args[argi].(int); ok {
+						n = v
+					}
+				}
+				argi++
+				i++
+			default:
+				for i < len(format) && format[i] >= '0' && format[i] <= '9' {
+					n = min(n*10+int(format[i]-'0'), 1<<30)
+					i++
+				}
+			}
+			out = max(out, n)
+			if part == 0 && i < len(format) && format[i] == '.' {
+				i++
+				continue
+			}
+			break
+		}
+		argi++
+	}
+	return out
 }
 
 // fnTruncate cuts s to at most n bytes, ending in "..." when it cut.
@@ -500,26 +576,6 @@ func fnToJSON(v any) (string, error) {
 	return string(b), nil
 }
 
-// fnTypeOf names a value's type as the original did: string, number, bool,
-// map, slice, null or unknown.
-func fnTypeOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case float64, float32, int, int32, int64, uint, uint32, uint64:
-		return "number"
-	case bool:
-		return "bool"
-	case map[string]any:
-		return "map"
-	case []any:
-		return "slice"
-	}
-	return "unknown"
-}
-
 // fnLen replaces the builtin len: 0 for a missing value instead of an error,
 // the length of a string (bytes), list or map, and 0 for anything else.
 func fnLen(v any) int {
@@ -595,181 +651,4 @@ func fnGetBoolOr(v any, fallback bool) bool {
 
 // ── random ──────────────────────────────────────────────────────────────────
 
-const maxRandomBytes = 4096
-
-func randomBytes(name string, n int) ([]byte, error) {
-	if n > maxRandomBytes {
-		return nil, fmt.Errorf("%s: %d is more than %d", name, n, maxRandomBytes)
-	}
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return b, nil
-}
-
-// fnRandomHex returns n random bytes as 2n lowercase hex characters.
-func fnRandomHex(n int) (string, error) {
-	if n <= 0 {
-		return "", nil
-	}
-	b, err := randomBytes("randomHex", n)
-	if err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
-}
-
-// fnRandomBase64 returns n random bytes in padded URL-safe base64.
-func fnRandomBase64(n int) (string, error) {
-	if n <= 0 {
-		return "", nil
-	}
-	b, err := randomBytes("randomBase64", n)
-	if err != nil {
-		return "", err
-	}
-	return base64.URLEncoding.EncodeToString(b), nil
-}
-
-const alphanumeric = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-// fnRandomAlphanumeric returns n characters drawn uniformly from [a-zA-Z0-9].
-func fnRandomAlphanumeric(n int) (string, error) {
-	if n <= 0 {
-		return "", nil
-	}
-	if n > maxRandomBytes {
-		return "", fmt.Errorf("randomAlphanumeric: %d is more than %d", n, maxRandomBytes)
-	}
-	out := make([]byte, n)
-	limit := big.NewInt(int64(len(alphanumeric)))
-	for i := range out {
-		k, err := rand.Int(rand.Reader, limit)
-		if err != nil {
-			return "", fmt.Errorf("randomAlphanumeric: %w", err)
-		}
-		out[i] = alphanumeric[k.Int64()]
-	}
-	return string(out), nil
-}
-
-// fnUUIDv4 returns a random RFC 4122 version 4 UUID.
-func fnUUIDv4() (string, error) {
-	b, err := randomBytes("uuidv4", 16)
-	if err != nil {
-		return "", err
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32], nil
-}
-
 // ── cron ────────────────────────────────────────────────────────────────────
-
-// cronMapSentinel prefixes the JSON that cronToMap renders, so that the
-// adapter turns the value into a map (as the original conversion engine did).
-const cronMapSentinel = "\x00CMAP\x00"
-
-func expandCronMacro(expr string) string {
-	switch strings.TrimSpace(strings.ToLower(expr)) {
-	case "@yearly", "@annually":
-		return "0 0 1 1 *"
-	case "@monthly":
-		return "0 0 1 * *"
-	case "@weekly":
-		return "0 0 * * 0"
-	case "@daily", "@midnight":
-		return "0 0 * * *"
-	case "@hourly":
-		return "0 * * * *"
-	}
-	return expr
-}
-
-var cronKeys = []string{"minute", "hour", "dayOfMonth", "month", "dayOfWeek"}
-
-// cronToMapValue splits a cron expression into its five named fields (all
-// "*" when empty or not five fields); a map is returned as is.
-func cronToMapValue(v any) map[string]any {
-	if m, ok := v.(map[string]any); ok {
-		return m
-	}
-	out := map[string]any{"minute": "*", "hour": "*", "dayOfMonth": "*", "month": "*", "dayOfWeek": "*"}
-	expr := fnToString(v)
-	if strings.TrimSpace(expr) == "" {
-		return out
-	}
-	parts := strings.Fields(expandCronMacro(expr))
-	if len(parts) != 5 {
-		return out
-	}
-	for i, k := range cronKeys {
-		out[k] = parts[i]
-	}
-	return out
-}
-
-func fnCronToMap(v any) (string, error) {
-	b, err := json.Marshal(cronToMapValue(v))
-	if err != nil {
-		return "", fmt.Errorf("cronToMap: %w", err)
-	}
-	return cronMapSentinel + string(b), nil
-}
-
-func cronFromMapValue(m map[string]any) string {
-	parts := make([]string, len(cronKeys))
-	for i, k := range cronKeys {
-		parts[i] = "*"
-		if v, ok := m[k]; ok {
-			if s := fmt.Sprintf("%v", v); strings.TrimSpace(s) != "" {
-				parts[i] = s
-			}
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-func fnCronFromMap(v any) (string, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return "", fmt.Errorf("cronFromMap: expected map, got %T — use cronFromAny if the input may be a cron string", v)
-	}
-	return cronFromMapValue(m), nil
-}
-
-func fnCronFromAny(v any) string {
-	switch x := v.(type) {
-	case map[string]any:
-		return cronFromMapValue(x)
-	case string:
-		return cronNormalize(x)
-	}
-	return "* * * * *"
-}
-
-// cronNormalize expands @-macros and returns five fields, or "* * * * *" for
-// an empty or malformed expression.
-func cronNormalize(expr string) string {
-	if strings.TrimSpace(expr) == "" {
-		return "* * * * *"
-	}
-	parts := strings.Fields(expandCronMacro(expr))
-	if len(parts) != 5 {
-		return "* * * * *"
-	}
-	return strings.Join(parts, " ")
-}
-
-func starIfEmpty(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "*"
-	}
-	return s
-}
-
-func cronExpr(minute, hour, dom, month, dow string) string {
-	return strings.Join([]string{starIfEmpty(minute), starIfEmpty(hour), starIfEmpty(dom), starIfEmpty(month), starIfEmpty(dow)}, " ")
-}

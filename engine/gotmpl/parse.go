@@ -34,6 +34,26 @@ const treeName = "legacy"
 // Parse is the one place templates are parsed; the migrate translator uses
 // it too.
 func Parse(src string) (*parse.Tree, error) {
+	t, _, err := parseNoting(src)
+	return t, err
+}
+
+// parseNoting is Parse, also returning the `default` calls written value
+// first (`default .spec.x "y"`), which it put in canonical order.
+func parseNoting(src string) (*parse.Tree, []*parse.CommandNode, error) {
+	t, err := parseRaw(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	valueFirst := valueFirstDefaults(t.Root)
+	if err := normalize(t.Root, src); err != nil {
+		return nil, nil, err
+	}
+	return t, valueFirst, nil
+}
+
+// parseRaw parses without putting default calls in order.
+func parseRaw(src string) (*parse.Tree, error) {
 	t := parse.New(treeName)
 	t.Mode = parse.SkipFuncCheck
 	treeSet := map[string]*parse.Tree{}
@@ -54,10 +74,65 @@ func Parse(src string) (*parse.Tree, error) {
 	if t.Root == nil {
 		t.Root = &parse.ListNode{NodeType: parse.NodeList}
 	}
-	if err := normalize(t.Root, src); err != nil {
-		return nil, err
-	}
 	return t, nil
+}
+
+// valueFirstDefaults finds `default A B` with a computed A and a literal B:
+// the form whose reading the original engine changed between releases.
+func valueFirstDefaults(root parse.Node) []*parse.CommandNode {
+	var out []*parse.CommandNode
+	walkNodes(root, func(n parse.Node) bool {
+		if p, ok := n.(*parse.PipeNode); ok {
+			for i, cmd := range p.Cmds {
+				if i > 0 || len(cmd.Args) != 3 {
+					continue
+				}
+				if id, ok := cmd.Args[0].(*parse.IdentifierNode); ok && id.Ident == "default" && !isLiteral(cmd.Args[1]) && isLiteral(cmd.Args[2]) {
+					out = append(out, cmd)
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// CanonicalDefaults rewrites every `default VALUE LITERAL` of a template in
+// the pipe form `VALUE | default LITERAL`, which every release of the
+// original engine reads the same way; ok is false when there is none.
+func CanonicalDefaults(src string) (out string, ok bool, err error) {
+	raw, err := parseRaw(src)
+	if err != nil {
+		return "", false, err
+	}
+	cmds := valueFirstDefaults(raw.Root)
+	if len(cmds) == 0 {
+		return src, false, nil
+	}
+	// Rewrite from the end so earlier offsets stay valid.
+	out = src
+	for i := len(cmds) - 1; i >= 0; i-- {
+		cmd := cmds[i]
+		id := cmd.Args[0].(*parse.IdentifierNode)
+		a, b := cmd.Args[1], cmd.Args[2]
+		startA, startB := startOf(src, a), int(b.Position())
+		if _, paren := a.(*parse.PipeNode); paren {
+			startA = strings.LastIndex(src[:startA], "(")
+		}
+		endB := startB + len(b.String())
+		if startA < int(id.Pos) || startB < startA || endB > len(src) || src[startB:endB] != b.String() {
+			return "", false, fmt.Errorf("cannot place %s in the template text", cmd)
+		}
+		value := strings.TrimSpace(src[startA:startB])
+		out = out[:id.Pos] + value + " | default " + src[startB:endB] + out[endB:]
+	}
+	// The rewrite only moved the value before the call: it must parse, with
+	// as many default calls and none value first.
+	got, err := parseRaw(out)
+	if err != nil || len(valueFirstDefaults(got.Root)) > 0 || strings.Count(got.Root.String(), "default") != strings.Count(raw.Root.String(), "default") {
+		return "", false, fmt.Errorf("the pipe form %q of %q is not right", out, src)
+	}
+	return out, true, nil
 }
 
 // normalize walks the tree, rejects {{ template }} and puts `default` calls

@@ -1,6 +1,7 @@
 package gotmpl
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -79,12 +80,36 @@ func rootSchema(self *structuralschema.Structural) *structuralschema.Structural 
 // object; this runtime does not provide them.
 var foreignRoots = map[string]bool{"children": true, "item": true, "cross": true, "external": true, "inputs": true, "git": true, "docker": true, "metrics": true, "health": true, "value": true, "request": true, "previous": true, "key": true, "index": true, "sentinels": true, "event": true}
 
+// childKeyNames are the keys of .children (engine.ChildKeys): the plural
+// and singular name of every child kind.
+var childKeyNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range engine.ChildKeys {
+		m[k.Plural], m[k.Singular] = true, true
+	}
+	return m
+}()
+
+func childKeyHint(seg string) string {
+	names := make([]string, 0, len(childKeyNames))
+	for n := range childKeyNames {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if d := katalog.DidYouMean(seg, names); d != "" {
+		return d
+	}
+	return "; it holds the children by kind: " + strings.Join(names, ", ") + " (the plural maps name → object, the singular is the first by name)"
+}
+
 // shape is what a template value is known to be: its schema (nil: unknown,
 // anything goes) and its path from the object root, for messages.
 type shape struct {
 	s    *structuralschema.Structural
 	path string
 	root bool
+	// children: the .children root, keyed by child kind.
+	children bool
 }
 
 // fieldProblem says why a field reference is wrong.
@@ -108,6 +133,12 @@ func child(sh shape, seg, version string) (shape, *fieldProblem) {
 	next := sh.path + "." + seg
 	if sh.root {
 		next = seg
+	}
+	if sh.children {
+		if !childKeyNames[seg] {
+			return shape{}, &fieldProblem{kind: foreignRoot, msg: fmt.Sprintf(".children has no key %q%s", seg, childKeyHint(seg))}
+		}
+		return shape{path: next}, nil
 	}
 	s := sh.s
 	if sh.root && foreignRoots[seg] {

@@ -6,8 +6,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/notes"
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
@@ -29,6 +31,8 @@ var operators = map[string]bool{
 	"gt": true, "lt": true, "gte": true, "lte": true,
 	"between": true, "notBetween": true,
 	"in": true, "notIn": true,
+	"typeOf": true, "typeMap": false, "typeList": false, "typeString": false,
+	"typeNumber": false, "typeBool": false, "typeNull": false,
 }
 
 // isTemplate reports a legacy template (the original's test).
@@ -57,7 +61,10 @@ func (b *Backend) CompileStructured(conds []*katalog.Condition, all bool, ctx *e
 			continue
 		}
 		descs = append(descs, describeCondition(c))
-		if g.fieldT == nil && g.operandT == nil && b.cel != nil {
+		if g.timer != nil {
+			s.timers = append(s.timers, g.timer)
+		}
+		if g.fieldT == nil && g.operandT == nil && b.cel != nil && !g.children() {
 			celParts = append(celParts, g.cel)
 			continue
 		}
@@ -98,6 +105,14 @@ func (b *Backend) structured(c *katalog.Condition, ctx *engine.Context, field st
 	errorf := func(pos katalog.Pos, f, format string, args ...any) {
 		diags = append(diags, katalog.Diagnostic{Pos: pos, Entry: ctx.Entry, Field: f, Message: fmt.Sprintf(format, args...)})
 	}
+	if c.Operator == "" {
+		g, err := clockCond(c)
+		if err != nil {
+			errorf(c.FieldPos, field+".cron", "%v", err)
+			return nil, diags
+		}
+		return g, diags
+	}
 	takesValue, ok := operators[c.Operator]
 	if !ok {
 		errorf(c.Pos, field, "unknown operator %q%s", c.Operator, katalog.DidYouMean(c.Operator, operatorNames()))
@@ -108,6 +123,10 @@ func (b *Backend) structured(c *katalog.Condition, ctx *engine.Context, field st
 		g.operand = ""
 	}
 	// The field: a dot path or a template.
+	if _, isType := typeOperatorName[c.Operator]; isType && isTemplate(c.Field) {
+		errorf(c.FieldPos, field+".field", "%s tests the type of a field, but the field is a template, whose type is always a string; write a dot path such as spec.schedule (the original engine looked the template text up as a path and always saw null)", c.Operator)
+		return nil, diags
+	}
 	if isTemplate(c.Field) {
 		fctx := *ctx
 		fctx.Field, fctx.Pos, fctx.AllowRandom = field+".field", quotedContent(c.FieldPos), false
@@ -171,6 +190,11 @@ func (b *Backend) checkPath(path string, pos katalog.Pos, ctx *engine.Context, f
 			errorf(off, "field %s has an empty step; write a dot path such as spec.tier", path)
 			return nil
 		}
+		if i == 0 && seg == "children" && !strings.HasPrefix(ctx.Field, "conversion.") {
+			sh = shape{children: true, path: "children"}
+			off += len(seg) + 1
+			continue
+		}
 		next, prob := child(sh, seg, ctx.SelfVersion)
 		if prob != nil {
 			written := strings.Join(segs[:i+1], ".")
@@ -213,6 +237,10 @@ func checkOperand(op, v string) string {
 		if _, _, ok := parseBetween(v); !ok {
 			return fmt.Sprintf("%s takes \"min,max\" (two numbers), got %q (the original engine treated the condition as always false)", op, v)
 		}
+	case "typeOf":
+		if !typeNames[v] {
+			return fmt.Sprintf("typeOf compares with a type name: string, number, bool, map, slice or null, got %q (the original engine never matched it)", v)
+		}
 	}
 	return ""
 }
@@ -226,6 +254,14 @@ func operatorNames() []string {
 }
 
 func describeCondition(c *katalog.Condition) string {
+	switch {
+	case c.Time != nil:
+		return fmt.Sprintf("time after %q before %q", c.Time.After, c.Time.Before)
+	case c.DayOfWeek != nil:
+		return "dayOfWeek " + dayOfWeekCEL(c.DayOfWeek)
+	case c.Cron != "":
+		return fmt.Sprintf("cron %q for %v", c.Cron, c.Duration)
+	}
 	d := c.Field + " " + c.Operator
 	if operators[c.Operator] {
 		d += " " + strconv.Quote(c.Value)
@@ -241,6 +277,8 @@ func describeCondition(c *katalog.Condition) string {
 // Structured is compiled structured conditions: a CEL program for the
 // conditions on dot paths, and conditions on templates evaluated here.
 type Structured struct {
+	// timers of the clock conditions among the parts.
+	timers  []timer
 	src     string
 	pos     katalog.Pos
 	all     bool
@@ -260,12 +298,18 @@ func (s *Structured) Eval(sc *engine.Scope) (bool, error) {
 		}
 	}
 	for _, g := range s.goParts {
-		if g.eval(sc.Self) != s.all {
+		if g.eval(sc) != s.all {
 			return !s.all, nil
 		}
 	}
 	return s.all || (s.celCond == nil && len(s.goParts) == 0), nil
 }
+
+// NextChange implements engine.Timed for conditions that read the clock.
+func (s *Structured) NextChange(now time.Time) time.Time { return nextChange(now, s.timers) }
+
+// ReadsClock implements engine.Timed.
+func (s *Structured) ReadsClock() bool { return len(s.timers) > 0 }
 
 // Source describes the conditions as written.
 func (s *Structured) Source() string   { return s.src }
@@ -277,6 +321,9 @@ func (s *Structured) CEL() string { return s.celSrc }
 
 // goCond is one condition evaluated in Go.
 type goCond struct {
+	// clock: a clock condition, true at now; timer: when it may change.
+	clock    func(now time.Time) bool
+	timer    timer
 	op       string
 	negate   bool
 	path     []string  // a dot path
@@ -287,20 +334,34 @@ type goCond struct {
 	cel      string
 }
 
-func (g *goCond) eval(obj map[string]any) bool {
-	r := g.test(obj)
+// children: the condition reads the CR's children, which CEL programs do
+// not see; it is evaluated here.
+func (g *goCond) children() bool { return len(g.path) > 0 && g.path[0] == "children" }
+
+func (g *goCond) eval(s *engine.Scope) bool {
+	r := g.test(s)
 	if g.negate {
 		return !r
 	}
 	return r
 }
 
-func (g *goCond) test(obj map[string]any) bool {
+func (g *goCond) test(s *engine.Scope) bool {
+	if g.clock != nil {
+		return g.clock(engine.Now())
+	}
+	if want, isType := typeOperatorName[g.op]; isType {
+		if g.op == "typeOf" {
+			want = g.operand
+		}
+		v, _ := lookup(dataFor(s, g.children()), g.path)
+		return notes.TypeOf(v) == want
+	}
 	expected := g.operand
 	if g.operandT != nil {
 		// As the original: when the value template fails, the raw text is
 		// compared.
-		if out, err := g.operandT.Render(obj); err == nil {
+		if out, err := g.operandT.render(s); err == nil {
 			expected = out
 		} else {
 			expected = g.operandT.src
@@ -308,13 +369,13 @@ func (g *goCond) test(obj map[string]any) bool {
 	}
 	var fieldVal string
 	if g.fieldT != nil {
-		out, err := g.fieldT.Render(obj)
+		out, err := g.fieldT.render(s)
 		if err != nil {
 			return false // as the original: a failing field template fails the condition
 		}
 		fieldVal = out
 	} else {
-		fieldVal = fieldString(obj, g.path)
+		fieldVal = fieldString(dataFor(s, g.children()), g.path)
 	}
 	re := g.re
 	if g.op == "regex" && g.operandT != nil {
@@ -468,6 +529,13 @@ func parseBetween(s string) (lo, hi float64, ok bool) {
 // `legacy.str(self, 'spec.tier') == 'enterprise'`. The migrate translator
 // starts from it.
 func ConditionCEL(c *katalog.Condition) (string, error) {
+	if c.Operator == "" {
+		g, err := clockCond(c)
+		if err != nil {
+			return "", err
+		}
+		return g.cel, nil
+	}
 	if isTemplate(c.Field) || isTemplate(c.Value) {
 		return "", fmt.Errorf("the condition uses a template; it has no direct CEL form")
 	}
@@ -483,7 +551,13 @@ func ConditionCEL(c *katalog.Condition) (string, error) {
 func conditionCEL(op, path, v string, negate bool) (string, error) {
 	s := "legacy.str(self, " + celString(path) + ")"
 	var e string
-	switch op {
+	kind := op
+	if _, isType := typeOperatorName[op]; isType {
+		kind = "type"
+	}
+	switch kind {
+	case "type":
+		e = typeCondCEL(op, path, v)
 	case "equals":
 		e = s + " == " + celString(v)
 	case "notEquals":

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"text/template/parse"
-	"unicode"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
@@ -38,6 +37,9 @@ type TranslateOptions struct {
 	// objects of a conversion may not), so a field with a schema default is
 	// present whenever the object holding it is.
 	Defaulted bool
+	// Notes are the katalog's user-defined functions (name → template),
+	// inlined where they are called.
+	Notes map[string]string
 }
 
 // Untranslatable is a template, or part of one, without an exactly
@@ -88,7 +90,7 @@ func newTranslator(src string, ctx *engine.Context, opts TranslateOptions) (*tra
 	if ctx.Self == nil {
 		return nil, nil, &Untranslatable{Reason: "self has no schema, so nothing is known about the fields' types"}
 	}
-	return &translator{src: src, root: rootSchema(ctx.Self), opts: opts, random: ctx.AllowRandom}, tree, nil
+	return &translator{src: src, root: rootSchema(ctx.Self), opts: opts, random: ctx.AllowRandom, itemRoots: itemRoots(ctx)}, tree, nil
 }
 
 // translator holds one translation.
@@ -100,6 +102,28 @@ type translator struct {
 	// strictUsed: the arguments of the call being translated that the
 	// legacy function took as typed values (so a nil one failed).
 	strictUsed []val
+	// itemRoots are the roots a forEach declaration adds (.item, its alias,
+	// .index, .value): not translated yet.
+	itemRoots map[string]bool
+	// noteStack names the notes being inlined.
+	noteStack []string
+}
+
+// itemRoots are the legacy roots of a forEach declaration's item, nil
+// outside one (the compiler declares the CEL variable each there).
+func itemRoots(ctx *engine.Context) map[string]bool {
+	var roots map[string]bool
+	for _, v := range ctx.Vars {
+		if v.Name == engine.EachVar {
+			roots = map[string]bool{engine.LegacyItem: true, engine.IndexVar: true, engine.ValueVar: true}
+		}
+	}
+	for _, v := range ctx.Vars {
+		if roots != nil && v.Name != engine.ChildrenVar && v.Name != engine.EachVar {
+			roots[v.Name] = true
+		}
+	}
+	return roots
 }
 
 // failf abandons the translation: the part at n has no exact CEL form.
@@ -129,145 +153,6 @@ func (t *translator) finalCheck(out string) error {
 }
 
 // ── values ──────────────────────────────────────────────────────────────────
-
-// vkind is the type of a translated value.
-type vkind int
-
-const (
-	vOther  vkind = iota // anything else (untyped fields, the whole object)
-	vString              // string
-	vInt                 // int (int64 in the data, int literals)
-	vDouble              // double (number fields, float literals)
-	vBool                // bool
-	vNumber              // the legacy number(): a CEL double printed as an integer when whole
-	vList                // list; elem says of what
-	vMap                 // map or object
-)
-
-func (k vkind) String() string {
-	switch k {
-	case vString:
-		return "a string"
-	case vInt:
-		return "an integer"
-	case vDouble, vNumber:
-		return "a number"
-	case vBool:
-		return "a boolean"
-	case vList:
-		return "a list"
-	case vMap:
-		return "a map"
-	}
-	return "an untyped value"
-}
-
-// CEL operator precedence, loosest first.
-const (
-	precTernary = iota + 1
-	precOr
-	precAnd
-	precRel
-	precAdd
-	precMul
-	precUnary
-	precPrimary
-)
-
-// val is a translated legacy value.
-type val struct {
-	kind vkind
-	elem vkind // of a list or map
-	// elemFacts: what is known of a list's string items
-	elemFacts strFacts
-	// expr is the CEL expression of the value when the legacy value is not
-	// nil. For field reads it fails exactly when the legacy read fails (a
-	// step before the last is missing) and when the last step is missing.
-	expr string
-	prec int
-	// opt is an optional-typed CEL expression that is none exactly when the
-	// legacy value is nil (a missing or null field); nil when the value is
-	// never nil.
-	opt *val
-	// truth is the CEL truthiness of values usable only as a truth value
-	// (`and`/`or` over arguments of different kinds, or that may be nil).
-	truth string
-	// boolTruth: truth over booleans only, so the value renders true,
-	// false or nothing — usable as a condition.
-	boolTruth bool
-	// render, for vNumber, is the CEL string the legacy engine prints.
-	render string
-	// Facts about the value when it is not nil. nonEmpty: never the
-	// legacy-empty value ("", 0, false, an empty list or map); noEdgeSpace:
-	// a string that neither starts nor ends with white space; ascii: a
-	// string of ASCII characters only.
-	nonEmpty, noEdgeSpace, ascii bool
-	// noSpace: a string without any white space (implies noEdgeSpace).
-	noSpace bool
-	// nilInside: a rendered string assembled from parts, one of which may
-	// be nil (printed by the legacy engine as "<no value>", removed only
-	// after trimming, so trimming stopped there).
-	nilInside bool
-	// lit is the value of a literal.
-	lit any
-	// at is where a field read stands (index and get go on from it).
-	at *step
-	// path is the dotted path of a field read ("" for computed values).
-	path string
-	// fails lists paths whose absence makes the value fail to evaluate
-	// (a field of a missing value), the same in the legacy engine and in
-	// its translation; failsOther: it may fail for other reasons too
-	// (division by zero, a string that does not parse, an index out of
-	// range). Translations that evaluate an argument lazily, or not at
-	// all, where the legacy engine evaluated every argument, check that
-	// its failures are covered by what is always evaluated.
-	fails      []string
-	failsOther bool
-	// plain is the field path of a field read.
-	plain []string
-	// absent is an optional-typed form of a field read that is none when
-	// any step is missing (the legacy plain-reference rule); "" when every
-	// step is always present.
-	absent string
-}
-
-func (v val) mayNil() bool { return v.opt != nil }
-
-// p returns v's expression parenthesised for an operand position of
-// precedence at least min.
-func p(v val, min int) string {
-	if v.prec < min {
-		return "(" + v.expr + ")"
-	}
-	return v.expr
-}
-
-// orValue is v with nil replaced by zero (a CEL literal).
-func orValue(v val, zero string) string {
-	if v.opt == nil {
-		return v.expr
-	}
-	return p(*v.opt, precPrimary) + ".orValue(" + zero + ")"
-}
-
-func zeroOf(k vkind, n parse.Node, t *translator) string {
-	switch k {
-	case vString:
-		return "''"
-	case vInt:
-		return "0"
-	case vDouble, vNumber:
-		return "0.0"
-	case vBool:
-		return "false"
-	case vList:
-		return "[]"
-	case vMap:
-		return "{}"
-	}
-	t.failf(n, "the value is %s; its emptiness has no CEL test", k)
-	return ""
-}
 
 // str is v as the legacy engine prints it, nil as "": a CEL string.
 func (t *translator) str(v val, n parse.Node) val {
@@ -305,25 +190,6 @@ func (t *translator) str(v val, n parse.Node) val {
 	return val{}
 }
 
-// renderFacts say whether the legacy rendering of v (when not nil) is
-// never empty and never starts or ends with white space.
-func renderFacts(v val) (nonEmpty, noEdge bool) {
-	switch v.kind {
-	case vString:
-		return v.nonEmpty, v.noEdgeSpace
-	case vInt, vBool, vDouble, vNumber:
-		return true, true
-	}
-	return false, false
-}
-
-func kindName(v val) string {
-	if v.plain != nil {
-		return "." + strings.Join(v.plain, ".") + " is " + v.kind.String()
-	}
-	return "the value is " + v.kind.String()
-}
-
 // truthy is the CEL truth of v: text/template's (and the original ternary's)
 // notion — nil, false, 0, "" and empty lists and maps are false. It never
 // fails on a nil value.
@@ -359,129 +225,7 @@ func (t *translator) truthy(v val, n parse.Node) string {
 	return ""
 }
 
-// truthPrec is the precedence of what truthy returns.
-func truthPrec(v val) int {
-	if v.truth != "" {
-		return precOr
-	}
-	if v.kind == vBool {
-		if v.opt == nil {
-			return v.prec
-		}
-		return precPrimary
-	}
-	return precRel
-}
-
 // ── template structure ──────────────────────────────────────────────────────
-
-// piece is one part of a template's output: text or a value.
-type piece struct {
-	text   string
-	isText bool
-	v      val
-	node   parse.Node
-}
-
-func (t *translator) pieces(list *parse.ListNode) []piece {
-	var out []piece
-	if list == nil {
-		return nil
-	}
-	for _, n := range list.Nodes {
-		switch x := n.(type) {
-		case *parse.TextNode:
-			out = append(out, piece{text: string(x.Text), isText: true, node: n})
-		case *parse.ActionNode:
-			if len(x.Pipe.Decl) > 0 {
-				t.failf(n, "variables ({{ $x := … }}) have no CEL form here; use the expression where the variable is used")
-			}
-			out = append(out, piece{v: t.pipe(x.Pipe), node: n})
-		case *parse.IfNode:
-			out = append(out, piece{v: t.ifNode(x), node: n})
-		case *parse.RangeNode:
-			t.failf(n, "{{ range }} has no exact CEL form; write it with map() and join() in CEL by hand")
-		case *parse.WithNode:
-			t.failf(n, "{{ with }} has no exact CEL form; write it as a conditional in CEL by hand")
-		case *parse.CommentNode:
-		default:
-			t.failf(n, "%s has no CEL form", n)
-		}
-	}
-	return out
-}
-
-// concat is the legacy output of pieces as one CEL string expression, nil
-// parts as "". Its facts describe the legacy raw output, in which a nil part
-// printed as the marker "<no value>" (non-empty, no white space).
-func (t *translator) concat(ps []piece) val {
-	if len(ps) == 0 {
-		return stringLit("")
-	}
-	if len(ps) == 1 {
-		if ps[0].isText {
-			return stringLit(ps[0].text)
-		}
-		v := t.str(ps[0].v, ps[0].node)
-		v.nonEmpty = v.nonEmpty || ps[0].v.mayNil()
-		v.nilInside = ps[0].v.nilInside || ps[0].v.mayNil()
-		return v
-	}
-	var parts []string
-	out := val{kind: vString, prec: precAdd, ascii: true, noSpace: true}
-	for _, pc := range ps {
-		if pc.isText {
-			parts = append(parts, celString(pc.text))
-			out.ascii = out.ascii && isASCII(pc.text)
-			out.noSpace = out.noSpace && !strings.ContainsFunc(pc.text, isSpace)
-			out.nonEmpty = out.nonEmpty || pc.text != ""
-			continue
-		}
-		s := t.str(pc.v, pc.node)
-		parts = append(parts, p(s, precAdd+1))
-		ne, _ := renderFacts(pc.v)
-		out.ascii = out.ascii && s.ascii
-		out.noSpace = out.noSpace && s.noSpace
-		out.nonEmpty = out.nonEmpty || ne || pc.v.mayNil()
-		out.nilInside = out.nilInside || pc.v.mayNil() || pc.v.nilInside
-		out.fails = append(out.fails, pc.v.fails...)
-		out.failsOther = out.failsOther || pc.v.failsOther
-	}
-	out.noEdgeSpace = out.noSpace || t.edgeClean(ps, false) && t.edgeClean(ps, true)
-	out.expr = strings.Join(parts, " + ")
-	return out
-}
-
-// edgeClean reports that the legacy raw output of ps cannot start (or,
-// with trailing, end) with white space: trimming it removes nothing.
-func (t *translator) edgeClean(ps []piece, trailing bool) bool {
-	for i := range ps {
-		pc := ps[i]
-		if trailing {
-			pc = ps[len(ps)-1-i]
-		}
-		if pc.isText {
-			if pc.text == "" {
-				continue
-			}
-			if trailing {
-				return strings.TrimRightFunc(pc.text, isSpace) == pc.text
-			}
-			return strings.TrimLeftFunc(pc.text, isSpace) == pc.text
-		}
-		t.str(pc.v, pc.node) // fails for values that do not print
-		nonEmpty, noEdge := renderFacts(pc.v)
-		if !noEdge {
-			return false
-		}
-		if nonEmpty {
-			return true
-		}
-	}
-	return true
-}
-
-func isSpace(r rune) bool { return unicode.IsSpace(r) }
 
 // ifNode translates {{ if P }}A{{ else }}B{{ end }} into P ? A : B over the
 // rendered branches.
@@ -529,20 +273,19 @@ func (t *translator) value(tree *parse.Tree, c coercion) string {
 		t.failf(nil, "the template interpolates text into %s; the legacy engine parsed the text (so %s), which has no exact CEL form", describeMode(c.mode), modeHint(c.mode))
 	}
 	if c.emptyNull && !hasText(ps) {
-		t.failf(nil, "an empty result became null here (a conversion output), and every part of this one may be empty")
+		if !c.nullUnset {
+			t.failf(nil, "an empty result became null here (a conversion output), and every part of this one may be empty")
+		}
+		return "${" + noneIfEmpty(t.whole(ps)) + "}"
 	}
 	return t.interpolate(ps)
 }
 
-// hasText: some text of the template survives the trimming, so the
-// output is never empty.
-func hasText(ps []piece) bool {
-	for _, pc := range ps {
-		if pc.isText && strings.TrimSpace(pc.text) != "" {
-			return true
-		}
-	}
-	return false
+// noneIfEmpty makes a string expression an optional that is none when it is
+// empty: where the legacy engine wrote null for an empty rendering and null
+// leaves the field unset, as none does.
+func noneIfEmpty(e string) string {
+	return "optional.of(" + e + ").optFlatMap(v, v != '' ? optional.of(v) : optional.none())"
 }
 
 func modeHint(m coerceMode) string {
@@ -564,21 +307,26 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 		// step leaves the target unset. A CEL plain reference does the
 		// same; anything else goes through an optional chain.
 		if c.emptyNull && c.mode == modeString && v.kind == vString && !v.nonEmpty {
-			t.failf(n, "an empty string became null here (a conversion output); CEL keeps the empty string — a minLength: 1 or a pattern in the CRD rules it out")
+			if !c.nullUnset {
+				t.failf(n, "an empty string became null here (a conversion output); CEL keeps the empty string — a minLength: 1 or a pattern in the CRD rules it out")
+			}
+			// none on a missing field and on an empty string, as the
+			// legacy engine left the field unset or wrote null
+			trimmed := "v"
+			if !v.noEdgeSpace {
+				trimmed = "v.trim()"
+			}
+			return "${" + plainOpt(v) + ".optFlatMap(v, " + trimmed + " != '' ? optional.of(" + trimmed + ") : optional.none())}"
 		}
 		switch {
 		case c.mode == modeString && v.kind == vString && v.noEdgeSpace:
-			return "${" + v.expr + "}"
-		case c.mode == modeString && v.kind == vString && v.absent == "":
-			return "${" + v.expr + ".trim()}"
+			return "${" + plainForm(v) + "}"
 		case c.mode == modeString && v.kind == vString:
-			return "${" + v.absent + ".optMap(v, v.trim())}"
-		case c.mode == modeString && (v.kind == vInt || v.kind == vBool || v.kind == vDouble) && v.absent == "":
-			return "${string(" + v.expr + ")}"
+			return "${" + plainMap(v, func(x string) string { return x + ".trim()" }) + "}"
 		case c.mode == modeString && (v.kind == vInt || v.kind == vBool || v.kind == vDouble):
-			return "${" + v.absent + ".optMap(v, string(v))}"
+			return "${" + plainMap(v, func(x string) string { return "string(" + x + ")" }) + "}"
 		case typedFits(c.mode, v.kind):
-			return "${" + v.expr + "}"
+			return "${" + plainForm(v) + "}"
 		}
 		t.failf(n, "%s into %s: %s", kindName(v), describeMode(c.mode), fitProblem(c.mode, v.kind))
 	}
@@ -587,8 +335,12 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 	// template failed on a missing step before the last.
 	bare := v.plain != nil && v.absent != ""
 	if c.mode == modeString {
+		wrap := func(e string) string { return e }
 		if ne, _ := renderFacts(v); c.emptyNull && (!ne || v.mayNil() || v.nilInside) {
-			t.failf(n, "an empty result became null here (a conversion output); CEL keeps the empty string")
+			if !c.nullUnset {
+				t.failf(n, "an empty result became null here (a conversion output); CEL keeps the empty string")
+			}
+			wrap = noneIfEmpty
 		}
 		if bare && v.opt == nil && v.kind == vString {
 			v.expr, v.prec = "string("+v.expr+")", precPrimary
@@ -599,15 +351,15 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 				// A nil part printed "<no value>", which stopped the trimming.
 				t.failf(n, "the output's leading and trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
 			}
-			return "${" + p(s, precPrimary) + ".trim()}"
+			return "${" + wrap(p(s, precPrimary)+".trim()") + "}"
 		}
-		return "${" + s.expr + "}"
+		return "${" + wrap(s.expr) + "}"
 	}
 	if !typedFits(c.mode, v.kind) {
 		t.failf(n, "%s into %s: %s", kindName(v), describeMode(c.mode), fitProblem(c.mode, v.kind))
 	}
 	if v.mayNil() {
-		if c.emptyNull {
+		if c.emptyNull && !c.nullUnset {
 			t.failf(n, "a missing value renders empty, which the legacy engine made null here")
 		}
 		if bare {
@@ -635,7 +387,7 @@ func typedFits(m coerceMode, k vkind) bool {
 		return k == vBool
 	case modeIntOrString:
 		return k == vInt
-	case modeGuess:
+	case modeGuess, modeAuto:
 		return k == vInt || k == vDouble || k == vBool || k == vNumber
 	}
 	return false
@@ -643,7 +395,7 @@ func typedFits(m coerceMode, k vkind) bool {
 
 func fitProblem(m coerceMode, k vkind) string {
 	switch {
-	case k == vString && (m == modeGuess || m == modeIntOrString):
+	case k == vString && (m == modeGuess || m == modeAuto || m == modeIntOrString):
 		return "the legacy engine turned text that looks like a number (or a boolean) into one, which has no exact CEL form"
 	case k == vString:
 		return "the legacy engine parsed the text, which has no exact CEL form"
@@ -653,58 +405,6 @@ func fitProblem(m coerceMode, k vkind) string {
 		return "the legacy engine parsed the text as JSON"
 	}
 	return "no exact CEL form"
-}
-
-// interpolate translates text and values into a string.
-func (t *translator) interpolate(ps []piece) string {
-	// The legacy output is trimmed as a whole. Static white space at the
-	// edges goes; white space a value may bring to an edge needs .trim().
-	for len(ps) > 0 && ps[0].isText {
-		ps[0].text = strings.TrimLeftFunc(ps[0].text, isSpace)
-		if ps[0].text != "" {
-			break
-		}
-		ps = ps[1:]
-	}
-	for len(ps) > 0 && ps[len(ps)-1].isText {
-		last := &ps[len(ps)-1]
-		last.text = strings.TrimRightFunc(last.text, isSpace)
-		if last.text != "" {
-			break
-		}
-		ps = ps[:len(ps)-1]
-	}
-	if !t.edgeClean(ps, false) || !t.edgeClean(ps, true) {
-		whole := t.concat(ps)
-		if whole.nilInside {
-			t.failf(nil, "the output's leading or trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
-		}
-		return "${" + p(whole, precPrimary) + ".trim()}"
-	}
-	var b strings.Builder
-	for i, pc := range ps {
-		if pc.isText {
-			text := strings.ReplaceAll(pc.text, "${", "$${")
-			if i+1 < len(ps) {
-				// a $ right before ${ would read as the escape $${
-				body := strings.TrimRight(text, "$")
-				if n := len(text) - len(body); n > 0 {
-					text = body + "${'" + strings.Repeat("$", n) + "'}"
-				}
-			}
-			b.WriteString(text)
-			continue
-		}
-		v := pc.v
-		switch {
-		case (v.kind == vInt || v.kind == vBool) && v.opt == nil:
-			// Interpolation prints integers and booleans as %v does.
-			b.WriteString("${" + v.expr + "}")
-		default:
-			b.WriteString("${" + t.str(v, pc.node).expr + "}")
-		}
-	}
-	return b.String()
 }
 
 // condition translates a `when:` template.
@@ -812,25 +512,4 @@ func (t *translator) arg(n parse.Node) val {
 	}
 	t.failf(n, "%s has no CEL form", n)
 	return val{}
-}
-
-func intPrec(i int64) int {
-	if i < 0 {
-		return precUnary
-	}
-	return precPrimary
-}
-
-func stringLit(s string) val {
-	return val{kind: vString, expr: celString(s), prec: precPrimary, lit: s, nonEmpty: s != "", noEdgeSpace: strings.TrimSpace(s) == s,
-		noSpace: !strings.ContainsFunc(s, isSpace), ascii: isASCII(s)}
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,7 @@
 package gotmpl
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -25,6 +26,9 @@ import (
 // original meaning for any data. idiomatic says which. A condition whose
 // field or value is a template has no CEL form (an *Untranslatable).
 func TranslateStructured(c *katalog.Condition, ctx *engine.Context, opts TranslateOptions) (src string, idiomatic bool, err error) {
+	if c.Field == "children" || strings.HasPrefix(c.Field, "children.") {
+		return "", false, &Untranslatable{Reason: "the condition reads the custom resource's children, which migrate does not translate to CEL"}
+	}
 	legacySrc, err := ConditionCEL(c)
 	if err != nil {
 		return "", false, &Untranslatable{Reason: err.Error()}
@@ -300,4 +304,125 @@ func numLit(f float64) string {
 		return strconv.FormatInt(int64(f), 10)
 	}
 	return celDouble(f)
+}
+
+// TranslateStructuredCEL implements engine.StructuredCEL: the idiomatic CEL
+// form of a structured condition over an object the API server has defaulted,
+// or why there is none (the legacy.* helper form needs this runtime's CEL).
+func (b *Backend) TranslateStructuredCEL(c *katalog.Condition, ctx *engine.Context) (string, error) {
+	if c.Time != nil || c.DayOfWeek != nil || c.Cron != "" {
+		return "", &Untranslatable{Reason: "it reads the clock, which admission does not"}
+	}
+	src, idiomatic, err := TranslateStructured(c, ctx, TranslateOptions{Namespaced: true, Defaulted: true})
+	if err != nil {
+		return "", err
+	}
+	if idiomatic {
+		return src, nil
+	}
+	if untypedAt(ctx.Self, strings.Split(c.Field, ".")) {
+		return dynConditionCEL(c)
+	}
+	if t := typeAt(ctx.Self, strings.Split(c.Field, ".")); (t == "array" || t == "object") && (c.Operator == "exists" || c.Operator == "notExists") {
+		// A list or a map prints non-empty ("[]", "map[]"): it exists when
+		// present, as the original read it.
+		e := optionalRef(c.Field) + ".hasValue()"
+		if c.Operator == "notExists" != c.Negate {
+			e = "!" + e
+		}
+		return e, nil
+	}
+	return "", &Untranslatable{Reason: "the field's schema type does not make a plain comparison exact"}
+}
+
+// typeAt is the schema type at path ("" when unknown).
+func typeAt(s *structuralschema.Structural, path []string) string {
+	for _, seg := range path {
+		if s == nil {
+			return ""
+		}
+		p, ok := s.Properties[seg]
+		if !ok {
+			return ""
+		}
+		s = &p
+	}
+	if s == nil {
+		return ""
+	}
+	return s.Type
+}
+
+// untypedAt reports whether the schema says nothing of the value at path
+// (no schema, or below x-kubernetes-preserve-unknown-fields).
+func untypedAt(s *structuralschema.Structural, path []string) bool {
+	for _, seg := range path {
+		if s == nil || s.XPreserveUnknownFields && len(s.Properties) == 0 {
+			return true
+		}
+		p, ok := s.Properties[seg]
+		if !ok {
+			return s.XPreserveUnknownFields
+		}
+		s = &p
+	}
+	return s == nil || s.XPreserveUnknownFields && len(s.Properties) == 0
+}
+
+// dynConditionCEL is a structured condition over a field without a schema,
+// in Kubernetes CEL: the field's value printed as the original printed it
+// (a string as is, a number or bool by string(), missing as ""); numeric
+// operators read an int, a double or a numeric string (anything else is an
+// evaluation error, where the original read 0).
+func dynConditionCEL(c *katalog.Condition) (string, error) {
+	ref := optionalRef(c.Field)
+	str := "(" + ref + ".hasValue() ? (type(" + ref + ".value()) == string ? " + ref + ".value() : string(" + ref + ".value())) : '')"
+	num := "(" + ref + ".hasValue() ? double(" + ref + ".value()) : 0.0)"
+	var e string
+	switch c.Operator {
+	case "gt", "lt", "gte", "lte":
+		f, err := parseLegacyFloat(c.Value)
+		if err != nil {
+			return "", &Untranslatable{Reason: fmt.Sprintf("%s needs a number, got %q", c.Operator, c.Value)}
+		}
+		e = num + " " + map[string]string{"gt": ">", "lt": "<", "gte": ">=", "lte": "<="}[c.Operator] + " " + celDouble(f)
+	case "between", "notBetween":
+		lo, hi, ok := parseBetween(c.Value)
+		if !ok {
+			return "", &Untranslatable{Reason: fmt.Sprintf("%s needs \"min,max\", got %q", c.Operator, c.Value)}
+		}
+		e = celDouble(lo) + " <= " + num + " && " + num + " <= " + celDouble(hi)
+		if c.Operator == "notBetween" {
+			e = "!(" + e + ")"
+		}
+	default:
+		if _, isType := typeOperatorName[c.Operator]; isType {
+			return "", &Untranslatable{Reason: "type operators read the value's Go type, which admission does not see"}
+		}
+		legacy, err := conditionCEL(c.Operator, c.Field, c.Value, false)
+		if err != nil {
+			return "", &Untranslatable{Reason: err.Error()}
+		}
+		e = strings.ReplaceAll(legacy, "legacy.str(self, "+celString(c.Field)+")", str)
+		if strings.Contains(e, "legacy.") {
+			return "", &Untranslatable{Reason: "it needs this runtime's helper functions"}
+		}
+	}
+	if c.Negate {
+		e = "!(" + e + ")"
+	}
+	return e, nil
+}
+
+// optionalRef is a dot path over self as optional selections.
+func optionalRef(path string) string {
+	ref := "self"
+	for _, seg := range strings.Split(path, ".") {
+		if isCELIdent(seg) {
+			ref += ".?" + seg
+		} else {
+			ref += "[?" + celString(seg) + "]"
+		}
+	}
+	return ref
 }

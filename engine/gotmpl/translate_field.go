@@ -29,6 +29,12 @@ func (t *translator) field(segs []string, n parse.Node) val {
 	if len(segs) == 0 {
 		return val{kind: vMap, expr: "self", prec: precPrimary, nonEmpty: true, at: &step{s: t.root, expr: "self"}}
 	}
+	if t.itemRoots[segs[0]] {
+		t.failf(n, ".%s is the forEach item, which migrate does not translate yet; keep the template, or write it in CEL with each, index and value", segs[0])
+	}
+	if segs[0] == "children" {
+		t.failf(n, "the template reads the custom resource's children (.children), which migrate does not translate to CEL")
+	}
 	st := step{s: t.root, expr: "self"}
 	var last step
 	var always, nullable bool
@@ -47,7 +53,9 @@ func (t *translator) field(segs []string, n parse.Node) val {
 	v.path = pathKey(segs)
 	v.fails = fails
 	if !always || nullable {
-		v.opt = &val{kind: v.kind, elem: v.elem, prec: precPrimary, expr: last.expr + optSelect(st.s, seg(segs), last.s)}
+		sel := optSelect(st.s, seg(segs), last.s)
+		v.opt = &val{kind: v.kind, elem: v.elem, prec: precPrimary, expr: last.expr + sel}
+		v.parent, v.lastSel = last.expr, sel
 	}
 	v.absent = st.absent
 	return v

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	celgo "github.com/google/cel-go/cel"
+
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 // The translation tests check each rule twice: the exact CEL text, and

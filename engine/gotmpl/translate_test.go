@@ -61,21 +61,26 @@ func TestTranslateValue(t *testing.T) {
 		want      string // "" with fail: untranslatable
 		fail      string // a fragment of the reason
 	}{
-		// field chains
-		{"plain int into int", `{{ .spec.replicas }}`, toInt, `${self.spec.replicas}`, ""},
-		{"plain int into number", `{{ .spec.port }}`, toNumber, `${self.spec.port}`, ""},
-		{"plain int into int-or-string", `{{ .spec.port }}`, toIntOrString, `${self.spec.port}`, ""},
-		{"plain bool into bool", `{{ .spec.enabled }}`, toBool, `${self.spec.enabled}`, ""},
-		{"plain number into number", `{{ .spec.ratio }}`, toNumber, `${self.spec.ratio}`, ""},
-		{"plain int untyped", `{{ .spec.replicas }}`, toUntyped, `${self.spec.replicas}`, ""},
-		{"plain $ reference", `{{ $.spec.replicas }}`, toInt, `${self.spec.replicas}`, ""},
-		{"plain string without white space", `{{ .spec.name }}`, toString, `${self.spec.name}`, ""},
-		{"plain enum string", `{{ .spec.tier }}`, toString, `${self.spec.tier}`, ""},
+		// field chains. A plain reference fails when a field on the way is
+		// missing (the legacy engine's "nil pointer evaluating interface
+		// {}.x"; issue 18 item 1) and leaves the target unset when the last
+		// field is: where a parent may be missing (spec is not required
+		// here) the read goes through optional.of, which a CEL plain
+		// reference would not (it is absent on any missing step).
+		{"plain int into int", `{{ .spec.replicas }}`, toInt, `${optional.of(self.spec).?replicas}`, ""},
+		{"plain int into number", `{{ .spec.port }}`, toNumber, `${optional.of(self.spec.port)}`, ""},
+		{"plain int into int-or-string", `{{ .spec.port }}`, toIntOrString, `${optional.of(self.spec.port)}`, ""},
+		{"plain bool into bool", `{{ .spec.enabled }}`, toBool, `${optional.of(self.spec).?enabled}`, ""},
+		{"plain number into number", `{{ .spec.ratio }}`, toNumber, `${optional.of(self.spec).?ratio}`, ""},
+		{"plain int untyped", `{{ .spec.replicas }}`, toUntyped, `${optional.of(self.spec).?replicas}`, ""},
+		{"plain $ reference", `{{ $.spec.replicas }}`, toInt, `${optional.of(self.spec).?replicas}`, ""},
+		{"plain string without white space", `{{ .spec.name }}`, toString, `${optional.of(self.spec.name)}`, ""},
+		{"plain enum string", `{{ .spec.tier }}`, toString, `${optional.of(self.spec).?tier}`, ""},
 		{"metadata name", `{{ .metadata.name }}`, toString, `${self.metadata.name}`, ""},
-		{"label value", `{{ .metadata.labels.app }}`, toString, `${self.metadata.labels['app']}`, ""},
-		{"plain free string is trimmed", `{{ .spec.image }}`, toString, `${self.?spec.?image.optMap(v, v.trim())}`, ""},
-		{"plain int into string", `{{ .spec.port }}`, toString, `${self.?spec.?port.optMap(v, string(v))}`, ""},
-		{"plain number into string", `{{ .spec.ratio }}`, toString, `${self.?spec.?ratio.optMap(v, string(v))}`, ""},
+		{"label value", `{{ .metadata.labels.app }}`, toString, `${optional.of(self.metadata.labels)[?'app']}`, ""},
+		{"plain free string is trimmed", `{{ .spec.image }}`, toString, `${self.spec.image.trim()}`, ""},
+		{"plain int into string", `{{ .spec.port }}`, toString, `${string(self.spec.port)}`, ""},
+		{"plain number into string", `{{ .spec.ratio }}`, toString, `${self.spec.?ratio.optMap(v, string(v))}`, ""},
 		{"string into int-or-string", `{{ .spec.name }}`, toIntOrString, "", "looks like a number"},
 		{"string untyped", `{{ .metadata.name }}`, toUntyped, "", "looks like a number"},
 		{"number into int", `{{ .spec.ratio }}`, toInt, "", "whole number"},
@@ -85,8 +90,8 @@ func TestTranslateValue(t *testing.T) {
 		{"parenthesised field into a string", `{{ (.spec.replicas) }}`, toString, `${self.spec.?replicas.optMap(v, string(v)).orValue('')}`, ""},
 		{"parenthesised field into an int", `{{ (.spec.replicas) }}`, toInt, "", "plain reference"},
 		{"parenthesised required field into an int", `{{ (.spec.port) }}`, toInt, `${int(self.spec.port)}`, ""},
-		{"conversion: plain int", `{{ .spec.replicas }}`, toConvInt, `${self.spec.replicas}`, ""},
-		{"conversion: string that is never empty", `{{ .spec.name }}`, toConvStr, `${self.spec.name}`, ""},
+		{"conversion: plain int", `{{ .spec.replicas }}`, toConvInt, `${optional.of(self.spec).?replicas}`, ""},
+		{"conversion: string that is never empty", `{{ .spec.name }}`, toConvStr, `${optional.of(self.spec.name)}`, ""},
 		{"conversion: string that may be empty", `{{ .spec.image }}`, toConvStr, "", "became null"},
 		{"conversion: interpolation with text", `img-{{ .spec.image }}`, toConvStr, `${('img-' + self.spec.image).trim()}`, ""},
 		{"conversion: interpolation of values only", `{{ .spec.tier }}{{ .spec.environment }}`, toConvStr, "", "may be empty"},

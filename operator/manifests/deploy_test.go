@@ -200,7 +200,7 @@ func TestOverlayRefusesRemovals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"certificate.yaml", "kustomization.yaml", "patches/clusterrole-orkestra-system-orkestra.yaml",
+	want := []string{"certificate.yaml", "kustomization.yaml",
 		"patches/customresourcedefinition-websites.demo.orkestra.io.yaml", "patches/deployment-orkestra.yaml", "patches/role-orkestra.yaml"}
 	if got := keys(of); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("overlay files %v, want %v", got, want)

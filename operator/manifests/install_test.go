@@ -24,11 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/engine/conversion"
+	"github.com/orkspace/orkestra-cel/lifecycle/storage"
 	"github.com/orkspace/orkestra-cel/operator"
 	"github.com/orkspace/orkestra-cel/operator/manifests"
 	"github.com/orkspace/orkestra-cel/webhook"
@@ -224,6 +226,21 @@ func TestRunAsServiceAccount(t *testing.T) {
 	if err := mgr.Add(runnable{srv.Run}); err != nil {
 		t.Fatal(err)
 	}
+	// As `orkestra run` does: the storage migration on the leader, trying
+	// the built-in migrator first (envtest runs none: it falls back).
+	sc, err := storage.NewController(sa, storage.ControllerOptions{
+		CRDs:     storage.CRDNames(plan),
+		Migrator: storage.Options{BuiltinTimeout: time.Second, BuiltinPoll: 200 * time.Millisecond},
+		Registry: reg,
+		Recorder: mgr.GetEventRecorder(operator.EventReporter),
+		Log:      log.WithName("storage"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.Add(sc); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	defer func() {
@@ -342,6 +359,33 @@ func TestRunAsServiceAccount(t *testing.T) {
 			}
 		}
 		return fmt.Errorf("%d events, none Created for shop", len(evs.Items))
+	})
+
+	// The storage version changes: the migration rewrites the Website at
+	// v1alpha1 and prunes storedVersions, all as the ServiceAccount.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := admin.Get(ctx, types.NamespacedName{Name: "websites.demo.orkestra.io"}, &crd); err != nil {
+			return err
+		}
+		for i := range crd.Spec.Versions {
+			crd.Spec.Versions[i].Storage = crd.Spec.Versions[i].Name == "v1alpha1"
+		}
+		return admin.Update(ctx, &crd)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "storedVersions [v1alpha1] after the storage migration", func() error {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := admin.Get(ctx, types.NamespacedName{Name: "websites.demo.orkestra.io"}, &crd); err != nil {
+			return err
+		}
+		if got := crd.Status.StoredVersions; len(got) != 1 || got[0] != "v1alpha1" {
+			st, _ := sc.Status(crd.Name)
+			return fmt.Errorf("storedVersions %v (migration: %+v)", got, st)
+		}
+		return nil
 	})
 
 	if got := forbidden.list(); len(got) > 0 {

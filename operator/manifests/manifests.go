@@ -33,8 +33,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/webhook"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
@@ -60,8 +62,6 @@ const (
 	// ServicePort is the webhook Service's HTTPS port (the API server
 	// calls it).
 	ServicePort = 443
-	// ConvertPath is the path of the conversion webhook.
-	ConvertPath = "/convert"
 	// UID and GID the container runs as (distroless nonroot).
 	NonRootID = 65532
 )
@@ -72,7 +72,7 @@ const (
 	LabelInstance  = "app.kubernetes.io/instance"
 	LabelComponent = "app.kubernetes.io/component"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
-	LabelKatalog   = "orkestra.orkspace.io/katalog"
+	LabelKatalog   = admission.LabelKatalog
 	// AnnotationKatalogChecksum on the pod template changes with the
 	// katalog's files, so that a new katalog rolls the pods.
 	AnnotationKatalogChecksum = "orkestra.orkspace.io/katalog-checksum"
@@ -97,6 +97,10 @@ type Options struct {
 	// Otherwise the built-in mode: Orkestra creates and rotates it in a
 	// Secret and writes the CA bundle into the CRDs itself.
 	CertManager bool
+	// Monitoring adds a ServiceMonitor, a PrometheusRule and a Grafana
+	// dashboard (prometheus-operator and the Grafana sidecar must be
+	// installed to use them).
+	Monitoring bool
 	// KatalogPaths are the -f arguments as given (files or directories);
 	// empty means the katalog's files.
 	KatalogPaths []string
@@ -137,6 +141,9 @@ type Install struct {
 	Children []ChildAccess
 	// Warnings are what could not be derived (printed by the command).
 	Warnings []string
+	// Notes say what the install decided for the user (printed by the
+	// command): CRDs installed without the webhook.
+	Notes []string
 	// Names of what the install refers to.
 	ServiceAccount, ServiceName, SecretName, LeaseName, ConfigMapName string
 	CRDNames                                                          []string
@@ -146,6 +153,7 @@ type Install struct {
 const (
 	FileNamespace     = "namespace.yaml"
 	FileCRDs          = "crds.yaml"
+	FileAdmission     = "admission.yaml"
 	FileRBAC          = "rbac.yaml"
 	FileConfigMap     = "configmap.yaml"
 	FileService       = "service.yaml"
@@ -204,21 +212,31 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 		in.CRDNames = append(in.CRDNames, c.Name)
 		in.add(FileCRDs, c)
 	}
+	// The katalog's admission policies (orkestra run applies the same).
+	policies := admission.Policies(plan)
+	for _, o := range policies {
+		in.add(FileAdmission, o)
+	}
 
 	// RBAC.
-	rules, children, warnings := ClusterRules(plan)
-	in.Children, in.Warnings = children, warnings
-	if converted := certs.CRDNames(plan); !opts.CertManager && len(converted) > 0 {
-		// The built-in mode writes the CA bundle into the CRDs converting
-		// through the webhook, and only those (list and watch name them
-		// with a field selector).
-		rules = append(rules, rbacv1.PolicyRule{
-			APIGroups:     []string{apiextensionsv1.GroupName},
-			Resources:     []string{"customresourcedefinitions"},
-			ResourceNames: converted,
-			Verbs:         []string{"get", "list", "watch", "patch"},
-		})
-		sortRules(rules)
+	access := Rules(plan)
+	rules := access.Cluster
+	in.Children, in.Warnings = access.Children, access.Warnings
+	// The storage migration (on by default in orkestra run) reads and
+	// patches every katalog CRD (progress annotation), writes its status
+	// (storedVersions, condition) and rewrites its objects; the built-in
+	// certificate mode patches the CA bundle into the CRDs converting
+	// through the webhook, a subset of those. list and watch name the CRDs
+	// with a field selector.
+	rules = mergeRules(append(rules, StorageMigrationRules(plan)...))
+	if len(policies) > 0 {
+		// orkestra run applies the policies at start and removes those the
+		// katalog no longer declares.
+		rules = mergeRules(append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{"admissionregistration.k8s.io"},
+			Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
+			Verbs:     []string{"get", "list", "create", "patch", "delete"},
+		}))
 	}
 	clusterName := ns + ":" + opts.Name
 	in.add(FileRBAC, &corev1.ServiceAccount{
@@ -258,17 +276,23 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{in.SecretName}, Verbs: []string{"get", "list", "watch", "update"}},
 		)
 	}
-	in.add(FileRBAC, &rbacv1.Role{
-		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "Role"),
-		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: ns, Labels: labels},
-		Rules:      roleRules,
-	})
-	in.add(FileRBAC, &rbacv1.RoleBinding{
-		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: ns, Labels: labels},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: opts.Name},
-		Subjects:   subjects,
-	})
+	// The katalog's namespaced grants (entries limited to namespaces, copy
+	// sources): a Role and RoleBinding in each namespace, the operator's own
+	// namespace included.
+	access.Namespaced[ns] = append(roleRules, access.Namespaced[ns]...)
+	for _, rns := range sortedKeys(access.Namespaced) {
+		in.add(FileRBAC, &rbacv1.Role{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "Role"),
+			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: rns, Labels: labels},
+			Rules:      access.Namespaced[rns],
+		})
+		in.add(FileRBAC, &rbacv1.RoleBinding{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: rns, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: opts.Name},
+			Subjects:   subjects,
+		})
+	}
 
 	// The katalog's files.
 	data := map[string]string{}
@@ -296,6 +320,12 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 			},
 		},
 	})
+
+	if opts.Monitoring {
+		for _, o := range in.monitoringObjects(labels, in.LeaseName) {
+			in.add(FileMonitoring, o)
+		}
+	}
 
 	if opts.CertManager {
 		for _, o := range in.certManagerObjects() {
@@ -373,28 +403,24 @@ func (in *Install) crds(plan *engine.Plan) []*apiextensionsv1.CustomResourceDefi
 				Labels:      merge(src.Labels, map[string]string{LabelKatalog: plan.Katalog.Name}),
 				Annotations: src.Annotations,
 			},
-			Spec: *src.Spec.DeepCopy(),
 		}
-		if _, ok := plan.Conversions[e.Source.CRD.GroupKind()]; ok {
-			c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-				Strategy: apiextensionsv1.WebhookConverter,
-				Webhook: &apiextensionsv1.WebhookConversion{
-					ClientConfig: &apiextensionsv1.WebhookClientConfig{
-						Service: &apiextensionsv1.ServiceReference{
-							Namespace: in.Options.Namespace,
-							Name:      in.ServiceName,
-							Path:      ptr.To(ConvertPath),
-							Port:      ptr.To(int32(ServicePort)),
-						},
-					},
-					ConversionReviewVersions: []string{"v1", "v1beta1"},
-				},
-			}
+		cc := apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+			Namespace: in.Options.Namespace,
+			Name:      in.ServiceName,
+			Path:      ptr.To(webhook.ConvertPath),
+			Port:      ptr.To(int32(ServicePort)),
+		}}
+		spec, strategy := crdspec.Spec(plan, e.Source.CRD, cc)
+		c.Spec = spec
+		switch strategy {
+		case crdspec.Webhook:
 			if in.Options.CertManager {
 				c.Annotations = merge(c.Annotations, map[string]string{
 					AnnotationInjectCA: in.Options.Namespace + "/" + in.certificateName(),
 				})
 			}
+		case crdspec.Identity:
+			in.Notes = append(in.Notes, crdspec.IdentityNote(c.Name))
 		}
 		out = append(out, c)
 	}

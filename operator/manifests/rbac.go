@@ -12,6 +12,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
 // Verbs in the order rules list them.
@@ -34,107 +35,312 @@ func (v verbSet) add(gr schema.GroupResource, verbs ...string) {
 type ChildAccess struct {
 	Resource schema.GroupResource
 	Verbs    []string
+	// Namespaces the access is limited to (Roles); nil: cluster-wide.
+	Namespaces []string
 	// Guessed is true when the resource name was guessed from a custom
 	// kind that is not one of the katalog's CRDs.
 	Guessed bool
 }
 
-// ClusterRules returns the cluster-wide rules the operator needs for plan,
-// least privilege, derived from what the katalog declares:
+// Access is the RBAC the operator needs for a plan, least privilege,
+// derived from what the katalog declares.
+type Access struct {
+	// Cluster rules go into the ClusterRole.
+	Cluster []rbacv1.PolicyRule
+	// Namespaced rules go into a Role (and RoleBinding) per namespace: the
+	// resources of entries that allowedNamespaces or namespace: limit to
+	// known namespaces, and copy sources in a literal fromNamespace.
+	Namespaced map[string][]rbacv1.PolicyRule
+	Children   []ChildAccess
+	Warnings   []string
+}
+
+// grants collects verbs per scope ("" is cluster-wide, else a namespace) and
+// resource, and `get` by name (copy sources).
+type grants struct {
+	verbs map[string]verbSet
+	names map[string]map[schema.GroupResource][]string
+}
+
+func newGrants() *grants {
+	return &grants{verbs: map[string]verbSet{}, names: map[string]map[schema.GroupResource][]string{}}
+}
+
+// add grants verbs on gr in each namespace of scopes, cluster-wide when nil.
+func (g *grants) add(scopes []string, gr schema.GroupResource, verbs ...string) {
+	if scopes == nil {
+		scopes = []string{""}
+	}
+	for _, ns := range scopes {
+		if g.verbs[ns] == nil {
+			g.verbs[ns] = verbSet{}
+		}
+		g.verbs[ns].add(gr, verbs...)
+	}
+}
+
+// addNamed grants get on the object name of gr in namespace ns ("": any).
+func (g *grants) addNamed(ns string, gr schema.GroupResource, name string) {
+	if g.names[ns] == nil {
+		g.names[ns] = map[schema.GroupResource][]string{}
+	}
+	if !slices.Contains(g.names[ns][gr], name) {
+		g.names[ns][gr] = append(g.names[ns][gr], name)
+	}
+}
+
+// rules returns the rules of one scope: a get by name is left out where get
+// on every object of the resource is granted already.
+func (g *grants) rules(ns string) []rbacv1.PolicyRule {
+	rules := toRules(g.verbs[ns])
+	covered := func(scope string, gr schema.GroupResource) bool { return g.verbs[scope][gr]["get"] }
+	for gr, names := range g.names[ns] {
+		if covered(ns, gr) || covered("", gr) {
+			continue
+		}
+		sort.Strings(names)
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: []string{gr.Resource}, ResourceNames: names, Verbs: []string{"get"}})
+	}
+	sortRules(rules)
+	return rules
+}
+
+// Rules derives the operator's RBAC from plan:
 //
 //   - every child kind a hook declares: get, list, watch (the caches and the
 //     owned-object watches) and create;
 //   - update for drift-corrected children (onReconcile, or reconcile: true),
-//     except Jobs (create-only) and Pods (replaced, not updated), and for
-//     `once` secrets with rotateAfter (regenerated in place);
+//     except kinds created once (Jobs) or recreated (Pods), and for `once`
+//     secrets with rotateAfter (regenerated in place);
 //   - delete for drift-corrected children with a when/or condition (deleted
-//     when it stops holding), Pods (recreated on drift), Services declaring
-//     `headless` and Secrets declaring `type` (immutable fields: recreated);
+//     when it stops holding), kinds recreated on drift, and declarations
+//     setting a field that cannot change in place (render.Kinds: a Service's
+//     headless, a Secret's type);
 //   - the CRDs' custom resources: get, list, watch; patch for the entries
 //     that reconcile (finalizers, the Jobs annotation, status without a
 //     subresource), patch on /status, update on /finalizers (owner
 //     references that block deletion);
+//   - get on the Secret or ConfigMap a copy reads, by name when its name is
+//     a literal (in a Role of fromNamespace when that is a literal too);
 //   - events (core and events.k8s.io): create and patch.
 //
-// Custom children need a literal apiVersion and kind to be derived; the
-// warnings name those that could not be, and resources guessed from a kind.
-func ClusterRules(plan *engine.Plan) (rules []rbacv1.PolicyRule, children []ChildAccess, warnings []string) {
-	crs := verbSet{}
-	kids := verbSet{}
+// Entries limited to known namespaces (allowedNamespaces of exact names,
+// namespace:) get their rules in Roles of those namespaces, as long as no
+// other entry needs the same resource everywhere (engine.Plan.
+// WatchNamespaces, which the operator's caches follow too). Custom children
+// need a literal apiVersion and kind to be derived; the warnings name those
+// that could not be, and resources guessed from a kind.
+func Rules(plan *engine.Plan) *Access {
+	a := &Access{Namespaced: map[string][]rbacv1.PolicyRule{}}
+	crs, kids := newGrants(), newGrants()
 	guessed := map[schema.GroupResource]bool{}
 	plurals := map[schema.GroupKind]string{}
 	for _, e := range plan.Entries {
 		plurals[e.GVK.GroupKind()] = e.GVR.Resource
 	}
 	for _, e := range plan.Entries {
+		gr := e.GVR.GroupResource()
 		if !e.Enabled {
 			continue
 		}
-		gr := e.GVR.GroupResource()
-		crs.add(gr, "get", "list", "watch")
+		scopes := plan.WatchNamespaces(e.GVK)
+		crs.add(scopes, gr, "get", "list", "watch")
 		if !e.Reconciles {
 			continue
 		}
-		crs.add(gr, "patch")
+		crs.add(scopes, gr, "patch")
 		if hasStatusSubresource(e) {
-			crs.add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, "patch")
+			crs.add(scopes, schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, "patch")
 		}
-		crs.add(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/finalizers"}, "update")
+		crs.add(scopes, schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/finalizers"}, "update")
 		for _, hook := range katalog.Hooks {
 			for _, r := range e.Hooks[hook] {
-				gr, guess, warn := childResource(r, plurals)
-				if warn != "" {
-					warnings = append(warnings, fmt.Sprintf("[%s] %s: %s", e.Name, r.Source.FieldPath(), warn))
-				}
-				if gr == nil {
-					continue
-				}
-				if guess {
-					guessed[*gr] = true
-				}
-				kids.add(*gr, childVerbs(r)...)
+				a.Warnings = append(a.Warnings, childGrants(plan, e, r, plurals, kids, guessed)...)
 			}
 		}
 	}
 	for gr := range guessed {
-		warnings = append(warnings, fmt.Sprintf("the resource of custom children %q was guessed from their kind (it is not one of the katalog's CRDs); check the ClusterRole", gr.String()))
+		a.Warnings = append(a.Warnings, fmt.Sprintf("the resource of custom children %q was guessed from their kind (it is not one of the katalog's CRDs); check the ClusterRole", gr.String()))
 	}
-	sort.Strings(warnings)
+	sort.Strings(a.Warnings)
 
-	all := verbSet{}
-	for gr, vs := range crs {
-		all.add(gr, keys(vs)...)
+	all := newGrants()
+	for _, g := range []*grants{crs, kids} {
+		for ns, vs := range g.verbs {
+			for gr, verbs := range vs {
+				all.add(scopeOf(ns), gr, keys(verbs)...)
+			}
+		}
+		for ns, byGR := range g.names {
+			for gr, names := range byGR {
+				for _, n := range names {
+					all.addNamed(ns, gr, n)
+				}
+			}
+		}
 	}
-	for gr, vs := range kids {
-		all.add(gr, keys(vs)...)
-		children = append(children, ChildAccess{Resource: gr, Verbs: ordered(vs), Guessed: guessed[gr]})
+	a.Children = childAccess(kids, guessed)
+	all.add(nil, schema.GroupResource{Resource: "events"}, "create", "patch")
+	all.add(nil, schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, "create", "patch")
+	a.Cluster = all.rules("")
+	for _, ns := range scopeNames(all) {
+		a.Namespaced[ns] = all.rules(ns)
 	}
-	sort.Slice(children, func(i, j int) bool { return children[i].Resource.String() < children[j].Resource.String() })
-	all.add(schema.GroupResource{Resource: "events"}, "create", "patch")
-	all.add(schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, "create", "patch")
-	return toRules(all), children, warnings
+	return a
 }
 
-// childVerbs are the verbs the appliers use on one declared child.
+func scopeOf(ns string) []string {
+	if ns == "" {
+		return nil
+	}
+	return []string{ns}
+}
+
+// scopeNames returns the namespaces with rules, sorted.
+func scopeNames(g *grants) []string {
+	set := map[string]bool{}
+	for ns := range g.verbs {
+		set[ns] = true
+	}
+	for ns := range g.names {
+		set[ns] = true
+	}
+	delete(set, "")
+	out := keys(set)
+	sort.Strings(out)
+	return out
+}
+
+// childGrants adds the grants one declared child needs and returns warnings.
+func childGrants(plan *engine.Plan, e *engine.Entry, r *engine.Resource, plurals map[schema.GroupKind]string, kids *grants, guessed map[schema.GroupResource]bool) []string {
+	var warnings []string
+	gr, guess, warn := childResource(r, plurals)
+	if warn != "" {
+		warnings = append(warnings, fmt.Sprintf("[%s] %s: %s", e.Name, r.Source.FieldPath(), warn))
+	}
+	if gr == nil {
+		return warnings
+	}
+	if guess {
+		guessed[*gr] = true
+	}
+	// Built-in kinds are namespaced: their caches follow WatchNamespaces.
+	// A custom kind's scope is not known here: cluster-wide.
+	var scopes []string
+	if !r.Kind.Open {
+		scopes = plan.WatchNamespaces(*r.GVK)
+	}
+	kids.add(scopes, *gr, childVerbs(r)...)
+	if w := copyGrants(r, kids, plan.WatchNamespaces(e.GVK)); w != "" {
+		warnings = append(warnings, fmt.Sprintf("[%s] %s: %s", e.Name, r.Source.FieldPath(), w))
+	}
+	if r.Kind.Open && r.Fields.Get("status") != nil && r.Source.WritesStatus() && r.Hook != katalog.OnDelete {
+		// Its initial status goes through the status subresource.
+		kids.add(nil, schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, "patch")
+	}
+	return warnings
+}
+
+// copyGrants grants get on the object a Secret or ConfigMap copies: by name
+// when the name is a literal, in fromNamespace when that is a literal (else
+// where the custom resources are: crNamespaces, nil for everywhere). A
+// computed name needs get on every object of the kind: the returned warning
+// says so.
+func copyGrants(r *engine.Resource, kids *grants, crNamespaces []string) string {
+	key := render.CopyKey(r.Kind.Key)
+	from := r.Fields.Get(key)
+	if key == "" || from == nil {
+		return ""
+	}
+	plural, _ := meta.UnsafeGuessKindToResource(*r.GVK)
+	gr := plural.GroupResource()
+	scopes := crNamespaces
+	if n := r.Fields.Get("fromNamespace"); n != nil {
+		scopes = nil
+		if n.IsLiteral() {
+			scopes = []string{fmt.Sprint(n.Literal)}
+		}
+	}
+	if from.IsLiteral() {
+		if scopes == nil {
+			scopes = []string{""}
+		}
+		for _, ns := range scopes {
+			kids.addNamed(ns, gr, fmt.Sprint(from.Literal))
+		}
+		return ""
+	}
+	kids.add(scopes, gr, "get")
+	where := "every namespace"
+	if scopes != nil {
+		where = "namespace " + strings.Join(scopes, ", ")
+	}
+	return fmt.Sprintf("%s is computed, so the operator may read every %s in %s (get); write the name as a literal to grant get on that one object only", key, r.Kind.Kind, where)
+}
+
+// childAccess lists, per child resource, its verbs and where they apply.
+func childAccess(kids *grants, guessed map[schema.GroupResource]bool) []ChildAccess {
+	byGR := map[schema.GroupResource]*ChildAccess{}
+	for _, ns := range append([]string{""}, scopeNames(kids)...) {
+		for gr, vs := range kids.verbs[ns] {
+			ca := byGR[gr]
+			if ca == nil {
+				ca = &ChildAccess{Resource: gr, Guessed: guessed[gr]}
+				byGR[gr] = ca
+			}
+			ca.Verbs = ordered(union(ca.Verbs, keys(vs)))
+			if ns != "" {
+				ca.Namespaces = append(ca.Namespaces, ns)
+			}
+		}
+	}
+	out := make([]ChildAccess, 0, len(byGR))
+	for _, ca := range byGR {
+		out = append(out, *ca)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Resource.String() < out[j].Resource.String() })
+	return out
+}
+
+func union(a, b []string) map[string]bool {
+	m := map[string]bool{}
+	for _, s := range a {
+		m[s] = true
+	}
+	for _, s := range b {
+		m[s] = true
+	}
+	return m
+}
+
+// childVerbs are the verbs the appliers use on one declared child, from its
+// kind's lifecycle (render.Kinds).
 func childVerbs(r *engine.Resource) []string {
 	verbs := []string{"get", "list", "watch", "create"}
+	if r.Hook == katalog.OnDelete {
+		// onDelete children are only created (and read while they run).
+		return verbs
+	}
 	reconciled := r.Hook == katalog.OnReconcile || r.Reconcile
-	conditional := r.When != nil
-	switch r.Kind.Key {
-	case "jobs":
+	// A condition that stops holding, or a forEach item that is gone,
+	// deletes the child.
+	conditional := r.When != nil || r.ForEach != nil
+	k := render.KindOf(r.Kind.Key)
+	switch k.Lifecycle {
+	case render.CreateOnly:
 		// Created once, never updated; deleted when a condition stops holding.
 		if reconciled && conditional {
 			verbs = append(verbs, "delete")
 		}
-	case "pods":
-		// A pod's spec is immutable: drift is corrected by recreating it.
+	case render.Recreate:
+		// Drift is corrected by recreating the object.
 		if reconciled {
 			verbs = append(verbs, "delete")
 		}
 	default:
 		if reconciled {
 			verbs = append(verbs, "update")
-			if conditional || recreates(r) {
+			if conditional || recreates(r, k) {
 				verbs = append(verbs, "delete")
 			}
 		}
@@ -142,21 +348,16 @@ func childVerbs(r *engine.Resource) []string {
 	if r.Once && r.RotateAfter > 0 {
 		verbs = append(verbs, "update")
 	}
-	if r.Hook == katalog.OnDelete {
-		// onDelete children are only created (and read while they run).
-		verbs = []string{"get", "list", "watch", "create"}
-	}
 	return verbs
 }
 
 // recreates reports whether drift in a field the declaration manages is
 // corrected by deleting and recreating the object (immutable fields).
-func recreates(r *engine.Resource) bool {
-	switch r.Kind.Key {
-	case "services":
-		return r.Fields.Get("headless") != nil
-	case "secrets":
-		return r.Fields.Get("type") != nil
+func recreates(r *engine.Resource, k *render.Kind) bool {
+	for _, f := range k.Recreates {
+		if r.Fields.Get(f) != nil {
+			return true
+		}
 	}
 	return false
 }
@@ -165,27 +366,15 @@ func recreates(r *engine.Resource) bool {
 // children need literal apiVersion and kind; their resource is the plural
 // of a katalog CRD of that kind, else guessed.
 func childResource(r *engine.Resource, plurals map[schema.GroupKind]string) (gr *schema.GroupResource, guessed bool, warning string) {
-	if !r.Kind.Open {
-		gvk := schema.FromAPIVersionAndKind(r.Kind.APIVersion, r.Kind.Kind)
-		plural, _ := meta.UnsafeGuessKindToResource(gvk)
-		return &schema.GroupResource{Group: gvk.Group, Resource: plural.Resource}, false, ""
-	}
-	av, k := r.Fields.Get("apiVersion"), r.Fields.Get("kind")
-	if av == nil || k == nil || !av.IsLiteral() || !k.IsLiteral() {
+	if r.GVK == nil {
 		return nil, false, "a custom child's apiVersion and kind are computed, so its RBAC cannot be derived; add a rule for its resource to the ClusterRole by hand"
 	}
-	avs, _ := av.Literal.(string)
-	ks, _ := k.Literal.(string)
-	gv, err := schema.ParseGroupVersion(avs)
-	if err != nil || ks == "" {
-		return nil, false, fmt.Sprintf("custom child apiVersion %q / kind %q do not name a resource; no RBAC rule derived", avs, ks)
-	}
-	gvk := gv.WithKind(ks)
-	if p, ok := plurals[gvk.GroupKind()]; ok {
+	gvk := *r.GVK
+	if p, ok := plurals[gvk.GroupKind()]; ok && r.Kind.Open {
 		return &schema.GroupResource{Group: gvk.Group, Resource: p}, false, ""
 	}
 	plural, _ := meta.UnsafeGuessKindToResource(gvk)
-	return &schema.GroupResource{Group: gvk.Group, Resource: plural.Resource}, true, ""
+	return &schema.GroupResource{Group: gvk.Group, Resource: plural.Resource}, r.Kind.Open, ""
 }
 
 func hasStatusSubresource(e *engine.Entry) bool {

@@ -55,6 +55,7 @@ spec:
                 image: {type: string, maxLength: 64}
                 kind: {type: string, maxLength: 64}
                 enabled: {type: boolean}
+                hosts: {type: array, maxItems: 4, items: {type: string, maxLength: 64}}
 `
 
 // writeKatalog writes a one-entry katalog for the Widget CRD (no status
@@ -104,7 +105,8 @@ var eventRules = []rbacv1.PolicyRule{
 
 func TestClusterRulesWebsite(t *testing.T) {
 	plan := compile(t, filepath.Join("..", "..", "examples", "website", "katalog.yaml"))
-	rules, children, warnings := ClusterRules(plan)
+	a := Rules(plan)
+	rules, children, warnings := a.Cluster, a.Children, a.Warnings
 	want := []rbacv1.PolicyRule{
 		// A Service and a ConfigMap have a when: update for drift, delete
 		// when it stops holding.
@@ -170,7 +172,8 @@ onDelete:
       image: busybox
 `)
 	plan := compile(t, file)
-	rules, _, warnings := ClusterRules(plan)
+	a := Rules(plan)
+	rules, warnings := a.Cluster, a.Warnings
 	want := []rbacv1.PolicyRule{
 		// onCreate ConfigMap: created once, never updated or deleted.
 		rule("", []string{"configmaps"}, "get", "list", "watch", "create"),

@@ -11,10 +11,18 @@ import (
 	"github.com/orkspace/orkestra-cel/engine"
 )
 
+// clusterScopedGroups hold only cluster-scoped resources the operator uses:
+// CRDs, admission policies and storage version migrations.
+var clusterScopedGroups = map[string]bool{
+	apiextensionsv1.GroupName:      true,
+	"admissionregistration.k8s.io": true,
+	"storagemigration.k8s.io":      true,
+}
+
 // namespaceScoped splits the derived rules of a namespace-scoped install:
-// CRDs are cluster-scoped and stay cluster-wide (the built-in certificate
-// mode patches the converted ones, by name); the custom resources, children
-// and events go to a Role in the watched namespace. An entry whose CRD is
+// cluster-scoped resources (CRDs, admission policies, storage version
+// migrations) stay cluster-wide; the custom resources, children and events
+// go to a Role in the watched namespace. An entry whose CRD is
 // cluster-scoped cannot be reconciled from one namespace: an error.
 func namespaceScoped(plan *engine.Plan, rules []rbacv1.PolicyRule) (cluster, watched []rbacv1.PolicyRule, err error) {
 	var clusterScoped []string
@@ -27,7 +35,7 @@ func namespaceScoped(plan *engine.Plan, rules []rbacv1.PolicyRule) (cluster, wat
 		return nil, nil, fmt.Errorf("--watch-namespace: the custom resources of %s are cluster-scoped, so an operator watching one namespace never sees them; install cluster-wide (drop --watch-namespace)", strings.Join(clusterScoped, ", "))
 	}
 	for _, r := range rules {
-		if len(r.APIGroups) == 1 && r.APIGroups[0] == apiextensionsv1.GroupName {
+		if len(r.APIGroups) == 1 && clusterScopedGroups[r.APIGroups[0]] {
 			cluster = append(cluster, r)
 		} else {
 			watched = append(watched, r)

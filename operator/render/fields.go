@@ -304,11 +304,20 @@ func jsonValue(v any) (any, error) {
 	// Anything else: through JSON.
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("a %T cannot be written to an object: %v", v, err)
+		return nil, fmt.Errorf("a %T cannot be written to an object: %w", v, err)
 	}
 	var out any
 	if err := utiljson.Unmarshal(b, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// int64 returns an integer field as a pointer, nil when absent.
+func (f *fieldReader) int64(key string) *int64 {
+	i, ok := f.int(key)
+	if !ok {
+		return nil
+	}
+	return &i
 }

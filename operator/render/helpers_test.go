@@ -23,12 +23,19 @@ import (
 type fakeExpr struct {
 	src string
 	f   func(self map[string]any) (any, error)
+	// scoped, when set, reads the whole scope (variables besides self).
+	scoped func(s *engine.Scope) (any, error)
 }
 
-func (e *fakeExpr) Eval(s *engine.Scope) (any, error) { return e.f(s.Self) }
-func (e *fakeExpr) Source() string                    { return e.src }
-func (e *fakeExpr) Pos() katalog.Pos                  { return katalog.Pos{File: "test.yaml", Line: 1, Col: 1} }
-func (e *fakeExpr) Engine() string                    { return "fake" }
+func (e *fakeExpr) Eval(s *engine.Scope) (any, error) {
+	if e.scoped != nil {
+		return e.scoped(s)
+	}
+	return e.f(s.Self)
+}
+func (e *fakeExpr) Source() string   { return e.src }
+func (e *fakeExpr) Pos() katalog.Pos { return katalog.Pos{File: "test.yaml", Line: 1, Col: 1} }
+func (e *fakeExpr) Engine() string   { return "fake" }
 
 type fakeCond struct {
 	src string

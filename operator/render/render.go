@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -64,6 +65,13 @@ type Options struct {
 	// mapping: cluster-scoped children get no namespace and no owner
 	// reference (Kubernetes forbids a namespaced owner on them).
 	IsNamespaced func(schema.GroupVersionKind) (bool, error)
+	// ReadSource reads the object a Secret or ConfigMap copies (fromSecret,
+	// fromConfigMap); nil renders copies with their declared data only
+	// (offline). Each source is read once per render.
+	ReadSource func(gvk schema.GroupVersionKind, key types.NamespacedName) (client.Object, error)
+	// Children are the custom resource's observed children in the shape
+	// expressions read them (engine.ChildrenView); nil: none observed.
+	Children map[string]any
 }
 
 // Result is what one custom resource renders into.
@@ -75,6 +83,10 @@ type Result struct {
 	// Status holds the evaluated status fields, nested by path relative to
 	// status (`phase` → {"phase": …}), typed as evaluated.
 	Status map[string]any
+	// StatusErrors are the status fields that failed, each an *Error naming
+	// the field: as in the original engine, a failing field is left out and
+	// the others are written.
+	StatusErrors []error
 }
 
 // Child is one declared child object of a custom resource.
@@ -102,11 +114,36 @@ type Child struct {
 	Object *unstructured.Unstructured
 	// Typed is the same object as its k8s.io/api struct (nil for custom).
 	Typed client.Object
+	// CopyOf is the object a Secret or ConfigMap copies; nil when none.
+	CopyOf *types.NamespacedName
+	// Declaration is the declaration label of a forEach child ("" else):
+	// the operator deletes the children of items that are gone by it.
+	Declaration string
+	// Item names a forEach child's item for messages ("" else).
+	Item string
+	// scope is what the child's expressions were evaluated in.
+	scope *engine.Scope
+	// Status is a custom child's declared status, written through the
+	// status subresource once the object exists; nil when none.
+	Status map[string]any
 }
 
-// Key identifies the child's object: kind key, namespace and name.
+// Key identifies the child's object: kind key (for custom children with
+// their group and kind), namespace and name.
 func (c *Child) Key() string {
-	return c.Kind + "/" + c.Namespace + "/" + c.Name
+	kind := c.Kind
+	if c.Kind == "custom" {
+		kind += "(" + c.GVK.GroupKind().String() + ")"
+	}
+	return kind + "/" + c.Namespace + "/" + c.Name
+}
+
+// describe names the declaration (and forEach item) a child comes from.
+func (c *Child) describe() string {
+	if c.Item == "" {
+		return c.Resource.Fields.Field
+	}
+	return c.Resource.Fields.Field + " (" + c.Item + ")"
 }
 
 // String names the child for messages: `Deployment default/shop`.
@@ -146,7 +183,15 @@ func Render(entry *engine.Entry, cr *unstructured.Unstructured) (*Result, error)
 // RenderWith renders the hooks opts names (all when nil) and, unless
 // opts.SkipStatus, the status.
 func RenderWith(entry *engine.Entry, cr *unstructured.Unstructured, opts Options) (*Result, error) {
-	r := &renderer{entry: entry, cr: cr, scope: engine.NewScope(cr.Object), opts: opts}
+	scope := engine.NewScope(cr.Object)
+	kids := opts.Children
+	if kids == nil && entry.ReadsChildren {
+		// None observed: every declared kind, empty.
+		kids = ChildrenView(entry, nil)
+	}
+	scope.Children = kids
+	scope.Vars = map[string]any{engine.ChildrenVar: kids}
+	r := &renderer{entry: entry, cr: cr, scope: scope, opts: opts}
 	return r.render()
 }
 
@@ -155,6 +200,8 @@ type renderer struct {
 	cr    *unstructured.Unstructured
 	scope *engine.Scope
 	opts  Options
+	// sources are the objects copies read, by kind and key.
+	sources map[string]client.Object
 }
 
 func (r *renderer) crName() string {
@@ -187,12 +234,15 @@ func (r *renderer) render() (*Result, error) {
 	// workload they select among the passing workloads of their group.
 	for _, h := range hooks {
 		for _, rs := range r.entry.Hooks[h] {
-			c, err := r.evaluate(rs)
+			cs, err := r.declaration(rs)
 			if err != nil {
 				return nil, err
 			}
-			res.Hooks[h] = append(res.Hooks[h], c)
+			res.Hooks[h] = append(res.Hooks[h], cs...)
 		}
+	}
+	if err := r.checkCollisions(res, hooks); err != nil {
+		return nil, err
 	}
 	for _, h := range hooks {
 		group := ApplyHooks
@@ -217,18 +267,37 @@ func (r *renderer) render() (*Result, error) {
 		}
 	}
 	if !r.opts.SkipStatus {
-		st, err := r.status()
-		if err != nil {
-			return nil, err
-		}
-		res.Status = st
+		res.Status, res.StatusErrors = r.status()
 	}
 	return res, nil
 }
 
+// checkCollisions fails when two passing declarations of one hook name the
+// same object: one would overwrite the other on every reconcile. (The
+// compiler rejects the provable cases at load.)
+func (r *renderer) checkCollisions(res *Result, hooks []string) error {
+	for _, h := range hooks {
+		seen := map[string]*Child{}
+		for _, c := range res.Hooks[h] {
+			if !c.When {
+				continue
+			}
+			if prev, dup := seen[c.Key()]; dup {
+				return r.errorf(c.describe(), fmt.Errorf("names the same object, %s, as %s, and both conditions hold: one would overwrite the other; give each its own name, or make their conditions exclusive", c, prev.describe()))
+			}
+			seen[c.Key()] = c
+		}
+	}
+	return nil
+}
+
+// identityFields are the fields that say which object(s) a declaration
+// names: all that is evaluated when its condition fails.
+var identityFields = []string{"name", "namespace", "apiVersion", "kind", "toNamespaces"}
+
 // evaluate evaluates the child's condition and fields (only identity fields
 // when the condition fails).
-func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
+func (r *renderer) evaluate(rs *engine.Resource, scope *engine.Scope) (*Child, error) {
 	field := rs.Fields.Field
 	c := &Child{
 		Resource:   rs,
@@ -236,9 +305,10 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 		Kind:       rs.Kind.Key,
 		When:       true,
 		Reconciled: rs.Hook == katalog.OnReconcile || rs.Reconcile,
+		scope:      scope,
 	}
 	if rs.When != nil {
-		ok, err := rs.When.Eval(r.scope)
+		ok, err := rs.When.Eval(scope)
 		if err != nil {
 			return nil, r.errorf(field+".when", fmt.Errorf("evaluating %s: %w", rs.When.Source(), err))
 		}
@@ -246,7 +316,7 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 	}
 	var fields map[string]any
 	if c.When {
-		v, _, err := rs.Fields.Eval(r.scope)
+		v, _, err := rs.Fields.Eval(scope)
 		if err != nil {
 			return nil, r.errorf(field, err)
 		}
@@ -256,12 +326,12 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 		// Only what identifies the object: the reconciler may have to
 		// delete it.
 		fields = map[string]any{}
-		for _, key := range []string{"name", "namespace", "apiVersion", "kind"} {
+		for _, key := range identityFields {
 			n := rs.Fields.Get(key)
 			if n == nil {
 				continue
 			}
-			v, ok, err := n.Eval(r.scope)
+			v, ok, err := n.Eval(scope)
 			if err != nil {
 				return nil, r.errorf(field, err)
 			}
@@ -291,12 +361,9 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	namespaced := true
-	if rs.Kind.Open && r.opts.IsNamespaced != nil {
-		var err error
-		if namespaced, err = r.opts.IsNamespaced(c.GVK); err != nil {
-			return nil, r.errorf(field, fmt.Errorf("%s: %w", c.GVK, err))
-		}
+	namespaced, err := r.namespaced(rs, c.GVK)
+	if err != nil {
+		return nil, r.errorf(field, err)
 	}
 	if namespaced {
 		c.Namespace = f.str("namespace")
@@ -310,32 +377,80 @@ func (r *renderer) evaluate(rs *engine.Resource) (*Child, error) {
 	return c, f.err
 }
 
-// status evaluates the status fields.
-func (r *renderer) status() (map[string]any, error) {
+// namespaced says whether a child of gvk lives in a namespace: built-in
+// kinds say so in the catalogue; a custom kind's scope comes from the API
+// server (opts.IsNamespaced), else from the declaration's metadata.namespaced,
+// else namespaced. A declared scope the API server contradicts is an error
+// (upstream: pkg/types/custom_resource.go).
+func (r *renderer) namespaced(rs *engine.Resource, gvk schema.GroupVersionKind) (bool, error) {
+	if !rs.Kind.Open {
+		return !KindOf(rs.Kind.Key).ClusterScoped, nil
+	}
+	declared := rs.Source.Namespaced
+	if r.opts.IsNamespaced == nil {
+		return declared == nil || *declared, nil
+	}
+	ns, err := r.opts.IsNamespaced(gvk)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", gvk, err)
+	}
+	if declared != nil && *declared != ns {
+		scope := map[bool]string{true: "namespaced", false: "cluster-scoped"}
+		return false, fmt.Errorf("metadata.namespaced says %s is %s, but the API server serves it %s; correct or remove metadata.namespaced (at %s)", gvk.Kind, scope[*declared], scope[ns], rs.Source.NamespacedPos)
+	}
+	return ns, nil
+}
+
+// status evaluates the status fields in order: a path declared several
+// times takes the value of the last declaration whose condition holds (or
+// that clears it: clearOnFalse). A cleared field is "" or, for a field that
+// does not hold strings, nil: the operator removes it. A field that fails is
+// left out and reported; the others are kept (upstream
+// pkg/template/resolver_status.go ResolveStatusFields collects the errors and
+// returns the rest).
+func (r *renderer) status() (map[string]any, []error) {
 	out := map[string]any{}
+	var errs []error
 	for _, sf := range r.entry.Status {
-		field := sf.Value.Field
-		if sf.When != nil {
-			ok, err := sf.When.Eval(r.scope)
-			if err != nil {
-				return nil, r.errorf(field, fmt.Errorf("evaluating when %s: %w", sf.When.Source(), err))
-			}
-			if !ok {
-				continue
-			}
-		}
-		v, ok, err := sf.Value.Eval(r.scope)
-		if err != nil {
-			return nil, r.errorf(field, err)
-		}
-		if !ok {
-			continue
-		}
-		if err := setPath(out, sf.Path, v); err != nil {
-			return nil, r.errorf(field, err)
+		if err := r.statusField(out, sf); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return out, nil
+	return out, errs
+}
+
+func (r *renderer) statusField(out map[string]any, sf *engine.StatusField) error {
+	field := sf.Value.Field
+	if sf.When != nil {
+		ok, err := sf.When.Eval(r.scope)
+		if err != nil {
+			return r.errorf(field, fmt.Errorf("evaluating when %s: %w", sf.When.Source(), err))
+		}
+		if !ok {
+			if !sf.ClearOnFalse {
+				return nil
+			}
+			var cleared any
+			if sf.ClearsToEmpty {
+				cleared = ""
+			}
+			if err := setPath(out, sf.Path, cleared); err != nil {
+				return r.errorf(field, err)
+			}
+			return nil
+		}
+	}
+	v, ok, err := sf.Value.Eval(r.scope)
+	if err != nil {
+		return r.errorf(field, err)
+	}
+	if !ok {
+		return nil
+	}
+	if err := setPath(out, sf.Path, v); err != nil {
+		return r.errorf(field, err)
+	}
+	return nil
 }
 
 func setPath(m map[string]any, path []string, v any) error {
@@ -354,7 +469,7 @@ func setPath(m map[string]any, path []string, v any) error {
 	return nil
 }
 
-// build builds the child's object.
+// build builds the child's object with its kind's builder.
 func (r *renderer) build(c *Child, workloads []*Child) error {
 	b := &builder{
 		r:         r,
@@ -362,23 +477,23 @@ func (r *renderer) build(c *Child, workloads []*Child) error {
 		f:         fieldReader{fields: c.Fields, base: c.Resource.Fields.Field},
 		workloads: workloads,
 	}
-	obj, err := b.build()
+	obj, err := KindOf(c.Kind).Build(b)
 	if err != nil {
 		return err
 	}
 	if b.f.err != nil {
 		return b.f.err
 	}
-	if typed, ok := obj.(client.Object); ok && c.Kind != "custom" {
-		c.Typed = typed
-		u, err := toUnstructured(typed)
-		if err != nil {
-			return err
-		}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
 		c.Object = u
-	} else {
-		c.Object = obj.(*unstructured.Unstructured)
+		return nil
 	}
+	c.Typed = obj
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	c.Object = u
 	return nil
 }
 
@@ -396,6 +511,9 @@ func (b *builder) meta() metav1.ObjectMeta {
 	}
 	for k, v := range b.r.ownerLabels() {
 		m.Labels[k] = v
+	}
+	if b.c.Declaration != "" {
+		m.Labels[LabelDeclaration] = b.c.Declaration
 	}
 	if ref := b.r.ownerRef(b.c); ref != nil {
 		m.OwnerReferences = []metav1.OwnerReference{*ref}

@@ -640,7 +640,9 @@ func TestBuilderErrorsNameTheField(t *testing.T) {
 		{"misspelled probe field", map[string]any{"image": "x", "livenessProbe": map[string]any{"initialDelaySecond": 5}},
 			`operatorBox.onReconcile.deployments[0].livenessProbe: json: unknown field "initialDelaySecond"`},
 		{"port out of range", map[string]any{"image": "x", "port": 70000}, "operatorBox.onReconcile.deployments[0].port: 70000 is out of range [1, 65535]"},
-		{"env not a list", map[string]any{"image": "x", "env": map[string]any{"A": "b"}}, "operatorBox.onReconcile.deployments[0].env: expects a list"},
+		{"env neither a list nor a map", map[string]any{"image": "x", "env": "A=b"}, "operatorBox.onReconcile.deployments[0].env: expects a list, got a string"},
+		{"env map entry not a value", map[string]any{"image": "x", "env": map[string]any{"A": []any{"b"}}}, "operatorBox.onReconcile.deployments[0].env.A: expects a value or an object with value, valueFrom or one of secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef, got a list of 1 items"},
+		{"env map entry misspelled", map[string]any{"image": "x", "env": map[string]any{"A": map[string]any{"secretKeyRf": map[string]any{"name": "s"}}}}, `operatorBox.onReconcile.deployments[0].env.A: json: unknown field "secretKeyRf"`},
 		{"empty name", map[string]any{"image": "x", "name": ""}, "operatorBox.onReconcile.deployments[0].name: the name is empty"},
 		{"replicas not a number", map[string]any{"image": "x", "replicas": "many"}, `replicas: expects an integer, got the string "many"`},
 	} {

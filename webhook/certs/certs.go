@@ -67,9 +67,20 @@ const (
 	// EnvPodNamespace is read for the Secret's namespace (set from the
 	// downward API in the generated Deployment).
 	EnvPodNamespace = "POD_NAMESPACE"
-	// inClusterNamespaceFile holds the pod's namespace in a cluster.
-	inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 )
+
+// inClusterNamespaceFile holds the pod's namespace in a cluster.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// InClusterNamespace is the namespace of the pod this process runs in, ""
+// outside a cluster.
+func InClusterNamespace() string {
+	b, err := os.ReadFile(inClusterNamespaceFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
 
 // File names written in CertDir.
 const (
@@ -143,9 +154,7 @@ func (o *Options) Complete(getenv func(string) string) {
 		o.Namespace = getenv(EnvPodNamespace)
 	}
 	if o.Namespace == "" {
-		if b, err := os.ReadFile(inClusterNamespaceFile); err == nil {
-			o.Namespace = strings.TrimSpace(string(b))
-		}
+		o.Namespace = InClusterNamespace()
 	}
 	if o.Namespace == "" {
 		o.Namespace = "default"
@@ -211,15 +220,16 @@ func (o *Options) Policy() Policy {
 	}
 }
 
-// CRDNames returns the names of the CRDs whose conversion a plan declares
-// (the ones converting through the webhook), in katalog order.
+// CRDNames returns the names of the CRDs converting through the webhook
+// (the plan declares their conversion and it is not the identity), in
+// katalog order.
 func CRDNames(plan *engine.Plan) []string {
 	var out []string
 	for _, e := range plan.Entries {
 		if e.Source == nil || e.Source.CRD == nil {
 			continue
 		}
-		if _, ok := plan.Conversions[e.Source.CRD.GroupKind()]; !ok {
+		if !plan.ConvertsByWebhook(e.Source.CRD.GroupKind()) {
 			continue
 		}
 		if n := e.Source.CRD.Object.Name; n != "" && !slices.Contains(out, n) {

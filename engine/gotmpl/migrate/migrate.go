@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	celgo "github.com/google/cel-go/cel"
 	"gopkg.in/yaml.v3"
@@ -83,6 +84,11 @@ type Item struct {
 	Idiomatic bool
 	// Random: the translation draws random values (compared by shape).
 	Random bool
+	// Rewritten is the legacy template of an item left legacy, with every
+	// `default VALUE LITERAL` in the pipe form `VALUE | default LITERAL`,
+	// which every release of the original engine reads alike; "" when it
+	// has none.
+	Rewritten string
 
 	rec  *record
 	cond *katalog.Condition
@@ -107,6 +113,22 @@ type Mismatch struct {
 	// Invalid says why the object is not valid for the CRD's schema (a
 	// sample the API server would reject), "" when it is valid.
 	Invalid string
+	// At is the time the expressions were evaluated at, for expressions
+	// that read the clock (zero otherwise).
+	At time.Time
+}
+
+// readsClock: the item's legacy form depends on the clock.
+func (it *Item) readsClock() bool {
+	var x any
+	switch o := it.old.(type) {
+	case exprEval:
+		x = o.e
+	case condEval:
+		x = o.c
+	}
+	t, ok := x.(engine.Timed)
+	return ok && t.ReadsClock()
 }
 
 // Result is a migration, not yet written.
@@ -157,6 +179,14 @@ type record struct {
 type recorder struct {
 	inner *gotmpl.Backend
 	recs  []*record
+}
+
+// WithNotes gives the katalog's notes to the real backend and keeps
+// recording.
+func (r *recorder) WithNotes(notes []*katalog.Note) (engine.LegacyBackend, katalog.Diagnostics) {
+	nb, d := r.inner.WithNotes(notes)
+	r.inner = nb.(*gotmpl.Backend)
+	return r, d
 }
 
 func (r *recorder) CompileValue(src string, ctx *engine.Context) (engine.Expr, katalog.Diagnostics) {
@@ -212,7 +242,7 @@ func Run(opts Options) (*Result, error) {
 	if cdiags.HasErrors() {
 		return nil, &ProblemsError{What: "the katalog does not check (orkestra check); fix it first", Diags: cdiags.Errors()}
 	}
-	m := &migration{opts: opts, k: k, cel: cel, legacy: legacy, res: &Result{Katalog: k}}
+	m := &migration{opts: opts, k: k, cel: cel, legacy: rec.inner, res: &Result{Katalog: k}}
 	m.indexNodes()
 	m.indexSchemas()
 	for _, r := range rec.recs {
@@ -245,7 +275,7 @@ type migration struct {
 }
 
 func (m *migration) translate(r *record) {
-	opts := gotmpl.TranslateOptions{Namespaced: m.namespaced(r.ctx.Self), Defaulted: defaulted(&r.ctx)}
+	opts := gotmpl.TranslateOptions{Namespaced: m.namespaced(r.ctx.Self), Defaulted: defaulted(&r.ctx), Notes: m.notes()}
 	switch r.kind {
 	case Value, Condition:
 		it := &Item{Kind: r.kind, Pos: r.ctx.Pos, Entry: r.ctx.Entry, Field: r.ctx.Field, Legacy: r.src, rec: r}
@@ -321,13 +351,38 @@ func (m *migration) settle(it *Item, out string, err error) {
 	it.Random = usesRandom(out)
 }
 
+// notes are the katalog's user-defined functions, inlined by translations.
+func (m *migration) notes() map[string]string {
+	if len(m.k.Notes) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m.k.Notes))
+	for _, n := range m.k.Notes {
+		out[n.Name] = n.Expression.Str
+	}
+	return out
+}
+
 func (m *migration) leave(it *Item, off int, reason string) {
 	it.CEL, it.new = "", nil
 	it.Reason = reason
 	it.ReasonPos = offsetPos(it.Pos, it.Legacy, off)
 	if it.Kind == Structured {
 		it.ReasonPos = it.Pos
+		return
 	}
+	if out, ok, err := gotmpl.CanonicalDefaults(it.Legacy); err == nil && ok && it.node != nil {
+		it.Rewritten = out
+	}
+}
+
+// text is what an item's scalar becomes: its CEL, or its rewritten legacy
+// template.
+func (it *Item) text() string {
+	if it.CEL != "" {
+		return it.CEL
+	}
+	return it.Rewritten
 }
 
 // settleShared: a YAML node reached through an alias stands in several

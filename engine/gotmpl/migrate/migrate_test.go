@@ -13,7 +13,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/objgen"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
@@ -43,7 +43,9 @@ func copyDir(t *testing.T, dir string) string {
 }
 
 // The migrated legacy-website example, as the migration must write it:
-// every template translated, every untouched line as it was.
+// every template translated, every untouched line as it was. The CRD does
+// not require spec, and the legacy engine failed on a field of a missing
+// spec, so plain references go through optional.of (see plainForm).
 const wantExample = `# A katalog in the original text/template style, as existing users have them.
 # It must load, run and convert unchanged; ` + "`orkestra migrate`" + ` turns it into CEL.
 apiVersion: orkestra.konductor.io/v1Alpha
@@ -71,9 +73,9 @@ spec:
         onCreate:
           deployments:
             - name: "${self.metadata.name}"
-              image: "${self.?spec.?image.optMap(v, v.trim())}"
-              replicas: "${self.spec.replicas}"
-              port: "${self.spec.port}"
+              image: "${self.spec.image.trim()}"
+              replicas: "${optional.of(self.spec.replicas)}"
+              port: "${optional.of(self.spec.port)}"
               reconcile: true
               labels:
                 - key: app
@@ -82,9 +84,9 @@ spec:
                   value: "${(self.spec.?environment.orValue('') != '' ? self.spec.environment : 'dev').trim()}"
           services:
             - name: "${self.metadata.name}-svc"
-              type: "${self.spec.serviceType}"
+              type: "${optional.of(self.spec.serviceType)}"
               port: "80"
-              targetPort: "${self.spec.port}"
+              targetPort: "${optional.of(self.spec.port)}"
               reconcile: true
           configMaps:
             - name: "${self.metadata.name}-monitoring"
@@ -204,8 +206,8 @@ spec:
 	want := strings.NewReplacer(
 		`'{{ .metadata.name }}'    # single`, `'${self.metadata.name}'    # single`,
 		`nginx:{{ .spec.replicas }}`, `nginx:${self.spec.replicas}`,
-		`"{{ .spec.replicas }}"`, `"${self.spec.replicas}"`,
-		`"{{ .spec.serviceType }}"`, `"${self.spec.serviceType}"`,
+		`"{{ .spec.replicas }}"`, `"${optional.of(self.spec.replicas)}"`,
+		`"{{ .spec.serviceType }}"`, `"${optional.of(self.spec.serviceType)}"`,
 		`"{{ .metadata.name }}-conf"`, `"${self.metadata.name}-conf"`,
 		"|\n                      name={{ .metadata.name }}\n                      replicas={{ .spec.replicas }}",
 		"|-\n                      name=${self.metadata.name}\n                      replicas=${self.spec.replicas}",
@@ -240,7 +242,7 @@ spec:
 func TestNotEquivalentRefused(t *testing.T) {
 	res, err := Run(Options{Files: []string{example + "/katalog.yaml"}, translate: func(it *Item, def string) string {
 		if it.Legacy == "{{ .spec.image }}" {
-			return "${self.spec.image}"
+			return "${string(self.spec.image)}"
 		}
 		return def
 	}})
@@ -253,7 +255,7 @@ func TestNotEquivalentRefused(t *testing.T) {
 	m := res.Mismatches[0].String()
 	for _, want := range []string{
 		"katalog.yaml:28:23: [webapp] operatorBox.onCreate.deployments[0].image: the translation is NOT equivalent",
-		"legacy: {{ .spec.image }}", "cel:    ${self.spec.image}",
+		"legacy: {{ .spec.image }}", "cel:    ${string(self.spec.image)}",
 		"on this object (shrunk from generated",
 		"legacy gives: ", "cel gives:    ",
 	} {
@@ -323,7 +325,7 @@ spec:
 		}
 	}
 	got := string(res.Files[0].Migrated)
-	for _, want := range []string{`upper: "{{ toUpper .spec.environment }}"`, `ok: "${self.?spec.?replicas.optMap(v, string(v))}"`, `b64: "{{ randomBase64 24 }}"`} {
+	for _, want := range []string{`upper: "{{ toUpper .spec.environment }}"`, `ok: "${string(self.spec.replicas)}"`, `b64: "{{ randomBase64 24 }}"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("migrated katalog lacks %s:\n%s", want, got)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -36,6 +37,9 @@ func (r *Result) WriteReport(w io.Writer) {
 		fmt.Fprintf(w, "left as legacy (%d):\n", len(r.Left))
 		for _, it := range r.Left {
 			fmt.Fprintf(w, "  %s%s\n      %s\n", where(it, it.ReasonPos), it.Reason, oneLine(it.Legacy))
+			if it.Rewritten != "" {
+				fmt.Fprintf(w, "      rewritten with default in the pipe form: %s\n", oneLine(it.Rewritten))
+			}
 		}
 	}
 	for _, m := range r.Mismatches {
@@ -72,6 +76,9 @@ func (m *Mismatch) String() string {
 	fmt.Fprintf(&b, "  on this object (shrunk from %s%s):\n", m.Source, how)
 	for _, l := range strings.Split(strings.TrimRight(string(y), "\n"), "\n") {
 		fmt.Fprintf(&b, "    %s\n", l)
+	}
+	if !m.At.IsZero() {
+		fmt.Fprintf(&b, "  at %s (the expressions read the clock)\n", m.At.Format(time.RFC3339))
 	}
 	fmt.Fprintf(&b, "  legacy gives: %s\n  cel gives:    %s\n", m.Legacy, m.CEL)
 	if m.Invalid != "" {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
@@ -20,7 +21,8 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/engine"
-	"github.com/orkspace/orkestra-cel/katalog/objgen"
+	"github.com/orkspace/orkestra-cel/engine/gotmpl"
+	"github.com/orkspace/orkestra-cel/objgen"
 )
 
 // ── evaluation ──────────────────────────────────────────────────────────────
@@ -51,6 +53,23 @@ var runShape = regexp.MustCompile(`[0-9A-Za-z]+`)
 // random values of the same kind have the same shape.
 func shape(s string) string {
 	return runShape.ReplaceAllStringFunc(s, func(r string) string { return fmt.Sprintf("<%d>", len(r)) })
+}
+
+// sameFor compares an item's outcomes: where a null leaves the field unset
+// (gotmpl.NullLeavesUnset), null and absent are the same.
+func sameFor(it *Item, a, b outcome) bool {
+	if gotmpl.NullLeavesUnset(&it.rec.ctx) {
+		a, b = a.nullAbsent(), b.nullAbsent()
+	}
+	return same(a, b, it.Random)
+}
+
+// nullAbsent is o with a null value read as absent.
+func (o outcome) nullAbsent() outcome {
+	if o.err == nil && !o.absent && o.json == "null" {
+		return outcome{absent: true}
+	}
+	return o
 }
 
 func same(a, b outcome, random bool) bool {
@@ -179,10 +198,15 @@ func (m *migration) verify() error {
 		if defaulted(&it.rec.ctx) {
 			objects = info.defaulted
 		}
-		for _, smp := range objects {
+		for i, smp := range objects {
 			m.res.Evaluations++
+			// Expressions that read the clock are compared at one instant
+			// per object, spread over the hours and days of the week.
+			at := sampleInstant(i)
+			restore := engine.SetClock(func() time.Time { return at })
 			a, b := it.old.eval(engine.NewScope(smp.obj)), it.new.eval(engine.NewScope(smp.obj))
-			if same(a, b, it.Random) {
+			if sameFor(it, a, b) {
+				restore()
 				continue
 			}
 			// Shrink the object as written; with defaulting applied again
@@ -197,11 +221,15 @@ func (m *migration) verify() error {
 			}
 			fails := func(o map[string]any) bool {
 				o = prep(o)
-				return !same(it.old.eval(engine.NewScope(o)), it.new.eval(engine.NewScope(o)), it.Random)
+				return !sameFor(it, it.old.eval(engine.NewScope(o)), it.new.eval(engine.NewScope(o)))
 			}
 			small := objgen.Shrink(self, raw(info, smp), fails)
 			a, b = it.old.eval(engine.NewScope(prep(small))), it.new.eval(engine.NewScope(prep(small)))
+			restore()
 			mm := &Mismatch{Item: it, Object: small, Source: strings.TrimSuffix(smp.source, ", defaulted"), Legacy: a.String(), CEL: b.String(), Defaulted: defaulted(&it.rec.ctx)}
+			if it.readsClock() {
+				mm.At = at
+			}
 			if err := objgen.Validate(self, raw(info, smp)); err != nil {
 				mm.Invalid = err.Error()
 			}
@@ -210,6 +238,12 @@ func (m *migration) verify() error {
 		}
 	}
 	return nil
+}
+
+// sampleInstant is the time object i is verified at: from Monday
+// 2026-07-13 00:00 UTC, 7h13m apart (every hour of every weekday comes up).
+func sampleInstant(i int) time.Time {
+	return time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * (7*time.Hour + 13*time.Minute))
 }
 
 // generate makes count objects: most with the generator's defaults, a
@@ -415,21 +449,21 @@ func readObjects(path string) ([]map[string]any, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
 		j, err := sigsyaml.YAMLToJSON(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s (document %d): %v", path, doc, err)
+			return nil, fmt.Errorf("%s (document %d): %w", path, doc, err)
 		}
 		if strings.TrimSpace(string(j)) == "null" {
 			continue
 		}
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(j); err != nil {
-			return nil, fmt.Errorf("%s (document %d): %v", path, doc, err)
+			return nil, fmt.Errorf("%s (document %d): %w", path, doc, err)
 		}
 		out = append(out, u.Object)
 	}

@@ -76,6 +76,11 @@ func (m *migration) rewrite() error {
 	for _, it := range m.res.Translated {
 		byFile[it.Pos.File] = append(byFile[it.Pos.File], it)
 	}
+	for _, it := range m.res.Left {
+		if it.Rewritten != "" {
+			byFile[it.Pos.File] = append(byFile[it.Pos.File], it)
+		}
+	}
 	for _, path := range m.k.Files {
 		orig, err := os.ReadFile(path)
 		if err != nil {
@@ -97,6 +102,7 @@ func (m *migration) rewrite() error {
 			e, err := src.plan(it)
 			if err != nil {
 				m.leave(it, 0, "cannot rewrite it in place: "+err.Error())
+				it.Rewritten = ""
 				continue
 			}
 			done[it.node] = true
@@ -115,7 +121,7 @@ func (m *migration) rewrite() error {
 			applyToNode(e.item)
 		}
 		if err := m.sameAsEdited(path, out); err != nil {
-			return fmt.Errorf("internal: rewriting %s in place went wrong (%v); nothing was written", path, err)
+			return fmt.Errorf("internal: rewriting %s in place went wrong (%w); nothing was written", path, err)
 		}
 		f.Migrated = out
 	}
@@ -146,7 +152,7 @@ func applyToNode(it *Item) {
 	if n.Kind == yaml.MappingNode {
 		n.Kind, n.Tag, n.Content, n.Style = yaml.ScalarNode, "!!str", nil, yaml.DoubleQuotedStyle
 	}
-	n.Value = it.CEL
+	n.Value = it.text()
 	n.Tag = "!!str"
 }
 
@@ -283,7 +289,7 @@ func (s *source) plan(it *Item) (edit, error) {
 		if err != nil {
 			return edit{}, err
 		}
-		text := doubleQuoted(it.CEL)
+		text := doubleQuoted(it.text())
 		if cs := s.comments(start, end); len(cs) > 0 {
 			// keep the condition's comments, on the new line
 			text += " " + strings.Join(cs, " ")
@@ -295,7 +301,7 @@ func (s *source) plan(it *Item) (edit, error) {
 	if err != nil {
 		return edit{}, err
 	}
-	text, style := s.render(it.CEL, n, body)
+	text, style := s.render(it.text(), n, body)
 	it.node.Style = style
 	return edit{start: body, end: end, text: text, item: it}, nil
 }

@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// Admission is what an entry asks the API server to enforce: its validation
+// rules and mutations, compiled at load into the Kubernetes CEL dialect (no
+// orkestra functions), over self as CRD validation rules see it.
+type Admission struct {
+	Rules     []*AdmissionRule
+	Mutations []*Mutation
+}
+
+// AdmissionRule must hold for an object to be admitted.
+type AdmissionRule struct {
+	Source *katalog.ValidationRule
+	// Expr is a CEL boolean over self (the object), and where the rule reads
+	// them oldSelf (the old object, updates only) and request.
+	Expr    string
+	Message string
+	Warn    bool
+	// FieldPath is the JSON path of the field a structured rule tests
+	// (".spec.image"), "" for CEL rules.
+	FieldPath string
+	// ReadsRequest: the rule reads request, which only a policy can see.
+	ReadsRequest bool
+	// ReadsOld: the rule reads oldSelf (a transition rule).
+	ReadsOld bool
+}
+
+// Mutation sets Path at admission: always (Override), or when the field is
+// absent — or, for a string field, empty, as upstream did.
+type Mutation struct {
+	Source   *katalog.MutationRule
+	Path     []string
+	Override bool
+	// Value is the typed literal; Expr a CEL expression over object when
+	// the value was written in CEL (${…}).
+	Value any
+	Expr  string
+	// EmptyString: the field holds strings, so "" counts as absent.
+	EmptyString bool
+}
+
+// StructuredCEL translates a structured condition into a Kubernetes CEL
+// boolean over self, exactly, or says why it cannot (the legacy adapter
+// implements it).
+type StructuredCEL interface {
+	TranslateStructuredCEL(c *katalog.Condition, ctx *Context) (string, error)
+}
+
+// admission compiles an entry's admission rules.
+func (c *compiler) admission(e *katalog.CRDEntry) *Admission {
+	a := e.Admission
+	if a == nil {
+		return nil
+	}
+	out := &Admission{}
+	for _, r := range a.Validation {
+		if ar := c.admissionRule(e, r); ar != nil {
+			out.Rules = append(out.Rules, ar)
+		}
+	}
+	for _, m := range a.Mutation {
+		if mu := c.mutation(e, m); mu != nil {
+			out.Mutations = append(out.Mutations, mu)
+		}
+	}
+	return out
+}
+
+func (c *compiler) admissionRule(e *katalog.CRDEntry, r *katalog.ValidationRule) *AdmissionRule {
+	ar := &AdmissionRule{Source: r, Message: r.Message, Warn: r.Warn}
+	ctx := &Context{Entry: c.entry, Field: r.Path, Pos: r.Pos, Self: e.Schema(), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
+	if r.CEL != nil {
+		ar.Expr = strings.TrimSpace(r.CEL.Str)
+		ctx.Field, ctx.Pos = r.Path+".rule", r.CEL.ContentPos()
+		ctx.Vars = []Var{{Name: "oldSelf", Schema: e.Schema()}, {Name: "request"}}
+		ar.ReadsRequest, ar.ReadsOld = mentions(ar.Expr, "request"), mentions(ar.Expr, "oldSelf")
+	} else {
+		if f := r.Condition.Field; !strings.Contains(f, "{{") && f != "" {
+			if _, ok := c.schemaAt(e, strings.Split(f, "."), r.Condition.FieldPos, r.Path+".field"); !ok {
+				return nil
+			}
+		}
+		tr, ok := c.b.Legacy.(StructuredCEL)
+		if !ok {
+			c.errorf(r.Pos, r.Path, "structured validation rules need the legacy adapter, which is not enabled in this build; write the rule in CEL (rule:)")
+			return nil
+		}
+		expr, err := tr.TranslateStructuredCEL(r.Condition, ctx)
+		if err != nil {
+			c.errorf(r.Condition.Pos, r.Path, "this condition has no exact form in the API server's CEL (%v); write the rule in CEL (rule: \"…\")", err)
+			return nil
+		}
+		ar.Expr = expr
+		if !strings.Contains(r.Condition.Field, "{{") {
+			ar.FieldPath = "." + r.Condition.Field
+		}
+		if op := r.Condition.Operator; op == "gt" || op == "lt" {
+			c.warnf(r.Condition.Pos, r.Path, "%s is a strict comparison here; the original's admission check let an equal value through (it tested >= and <=); write gte/lte for that", op)
+		}
+	}
+	var extra []string
+	if x, ok := c.b.CEL.(interface{ ExtraFunctions() []string }); ok {
+		extra = x.ExtraFunctions()
+	}
+	for _, fn := range extra {
+		if mentions(ar.Expr, fn) {
+			c.errorf(ctx.Pos, ctx.Field, "%s is a function of this runtime's CEL, which the API server's CEL does not have; admission rules run in the API server", fn)
+			return nil
+		}
+	}
+	cond, diags := c.b.CEL.CompileCondition(ar.Expr, ctx)
+	c.diags = append(c.diags, diags...)
+	c.exprs++
+	if cond == nil {
+		return nil
+	}
+	return ar
+}
+
+func (c *compiler) mutation(e *katalog.CRDEntry, m *katalog.MutationRule) *Mutation {
+	field := m.Path + ".field"
+	path := strings.Split(strings.TrimPrefix(m.Field, "."), ".")
+	if path[0] != "spec" && path[0] != "metadata" {
+		c.errorf(m.FieldPos, field, "a mutation sets a field under spec (or metadata), got %s", m.Field)
+		return nil
+	}
+	s, ok := c.schemaAt(e, path, m.FieldPos, field)
+	if !ok {
+		return nil
+	}
+	if s == nil && m.ValueType != "" {
+		s = typeHint(m.ValueType)
+	}
+	mu := &Mutation{Source: m, Path: path, Override: m.Override, EmptyString: s == nil || s.Type == "string"}
+	valueField := m.Path + map[bool]string{true: ".override", false: ".default"}[m.Override]
+	switch Classify(m.Value.Str) {
+	case Legacy, Mixed:
+		c.errorf(m.Value.Pos, valueField, "a mutation value is a literal or a CEL expression over object (${…}); a legacy template has no form the API server runs")
+		return nil
+	case CEL:
+		mu.Expr = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(m.Value.Str), "${"), "}")
+		if !strings.HasPrefix(strings.TrimSpace(m.Value.Str), "${") || strings.Count(m.Value.Str, "${") != 1 {
+			c.errorf(m.Value.Pos, valueField, "a CEL mutation value is one ${…} expression over object")
+			return nil
+		}
+		return mu
+	}
+	v, msg := literalFor(m.Value.Scalar, fmt.Sprint(m.Value.Plain()), s)
+	if msg != "" {
+		c.errorf(m.Value.Pos, valueField, "%s %s", m.Field, msg)
+		return nil
+	}
+	mu.Value = v
+	return mu
+}
+
+// schemaAt walks path in the entry's schema; nil (and ok) below a field
+// without a schema; an unknown field is an error at pos.
+func (c *compiler) schemaAt(e *katalog.CRDEntry, path []string, pos katalog.Pos, field string) (*structuralschema.Structural, bool) {
+	s := e.Schema()
+	for i, seg := range path {
+		if s == nil || s.XPreserveUnknownFields && len(s.Properties) == 0 {
+			return nil, true
+		}
+		next := property(s, seg)
+		if next == nil {
+			if i == 1 && path[0] == "metadata" {
+				return &structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}, true
+			}
+			c.errorf(pos, field, "%s is not in the schema of %s%s", strings.Join(path[:i+1], "."), e.APITypes.Version, katalog.DidYouMean(seg, propertyNames(s)))
+			return nil, false
+		}
+		s = next
+	}
+	return s, true
+}
+
+// mentions reports whether ident appears in src as a name.
+func mentions(src, ident string) bool {
+	for i := strings.Index(src, ident); i >= 0; {
+		before := i == 0 || !isIdentByte(src[i-1]) && src[i-1] != '.'
+		after := i+len(ident) == len(src) || !isIdentByte(src[i+len(ident)])
+		if before && after {
+			return true
+		}
+		j := strings.Index(src[i+1:], ident)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func isIdentByte(b byte) bool {
+	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}

@@ -1,0 +1,127 @@
+package cel
+
+import (
+	"time"
+
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
+
+	"github.com/orkspace/orkestra-cel/engine/notes"
+)
+
+// An expression that calls a clock-reading function (weekday, timeInWindow,
+// nextCron, and the legacy.* helpers of `time:`, `dayOfWeek:`, `cron:`
+// conditions) may change without any change to the object. Its timers, found
+// in the checked expression at compile time, say when: from the literal
+// arguments, else every minute.
+
+type clockTimer func(now time.Time) time.Time
+
+func clockTimers(e ast.Expr) []clockTimer {
+	var out []clockTimer
+	ast.PreOrderVisit(e, ast.NewExprVisitor(func(x ast.Expr) {
+		if x.Kind() != ast.CallKind {
+			return
+		}
+		call := x.AsCall()
+		args := call.Args()
+		str := func(i int) (string, bool) {
+			if i >= len(args) {
+				return "", false
+			}
+			return literalString(args[i])
+		}
+		switch call.FunctionName() {
+		case "weekday", "legacy.dayOfWeek":
+			out = append(out, notes.NextMidnight)
+		case "timeInWindow", "legacy.timeWindow":
+			a, ok1 := str(0)
+			b, ok2 := str(1)
+			if !ok1 || !ok2 {
+				out = append(out, everyMinute)
+				return
+			}
+			if !notes.NextWindowChange(a, b, time.Time{}).IsZero() {
+				out = append(out, func(now time.Time) time.Time { return notes.NextWindowChange(a, b, now) })
+			}
+		case "nextCron", "legacy.cronWindow":
+			expr, ok := str(0)
+			if !ok {
+				out = append(out, everyMinute)
+				return
+			}
+			s, err := notes.ParseSchedule(expr)
+			if err != nil {
+				return
+			}
+			var dur time.Duration
+			if len(args) == 2 && args[1].Kind() == ast.LiteralKind {
+				if n, ok := args[1].AsLiteral().(types.Int); ok {
+					dur = time.Duration(n) * time.Second
+				}
+			}
+			if call.FunctionName() == "nextCron" {
+				out = append(out, s.Next)
+				return
+			}
+			out = append(out, func(now time.Time) time.Time { return notes.NextCronWindowChange(s, dur, now) })
+		}
+	}))
+	return out
+}
+
+func everyMinute(now time.Time) time.Time { return now.Truncate(time.Minute).Add(time.Minute) }
+
+// nextChange is the earliest change of ts after now; zero when ts is empty.
+func nextChange(now time.Time, ts []clockTimer) time.Time {
+	var out time.Time
+	for _, t := range ts {
+		if n := t(now); !n.IsZero() && (out.IsZero() || n.Before(out)) {
+			out = n
+		}
+	}
+	return out
+}
+
+func (e *valueExpr) programs() []*program {
+	if e.single != nil {
+		return []*program{e.single}
+	}
+	var out []*program
+	for _, pt := range e.parts {
+		if pt.p != nil {
+			out = append(out, pt.p)
+		}
+	}
+	return out
+}
+
+// ReadsClock implements engine.Timed.
+func (e *valueExpr) ReadsClock() bool {
+	for _, p := range e.programs() {
+		if len(p.timers) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// NextChange implements engine.Timed.
+func (e *valueExpr) NextChange(now time.Time) time.Time {
+	var ts []clockTimer
+	for _, p := range e.programs() {
+		ts = append(ts, p.timers...)
+	}
+	return nextChange(now, ts)
+}
+
+// ReadsClock implements engine.Timed.
+func (c *condition) ReadsClock() bool { return c.p != nil && len(c.p.timers) > 0 }
+
+// NextChange implements engine.Timed.
+func (c *condition) NextChange(now time.Time) time.Time {
+	if c.p == nil {
+		return time.Time{}
+	}
+	return nextChange(now, c.p.timers)
+}

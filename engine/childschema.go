@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/orkestra-cel/engine/kubeschema"
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// ChildrenVar is the CEL variable holding a custom resource's observed
+// children, the values of Scope.Children: `children.deployments['web']` (by
+// name) and `children.deployment` (the first by name), as the original
+// engine's `.children` (ChildKeys).
+const ChildrenVar = "children"
+
+// childrenSchema types the children variable of an entry: for every kind its
+// hooks declare, the plural key maps a child's name to the child and the
+// singular key holds one child. Built-in kinds are typed by Kubernetes'
+// published schema (kubeschema); custom children by the CRD of the katalog
+// entry serving their kind when all custom children of the entry have that
+// one literal kind, else they are dyn.
+func childrenSchema(k *katalog.Katalog, e *katalog.CRDEntry) *structuralschema.Structural {
+	out := &structuralschema.Structural{Generic: structuralschema.Generic{Type: "object"}, Properties: map[string]structuralschema.Structural{}}
+	if e.Box == nil {
+		return out
+	}
+	for _, h := range katalog.Hooks {
+		hook := e.Box.Hooks[h]
+		if hook == nil {
+			continue
+		}
+		for _, r := range hook.Resources {
+			key, ok := ChildKeys[r.Kind]
+			if !ok {
+				continue
+			}
+			if _, done := out.Properties[key.Plural]; done {
+				continue
+			}
+			child := childSchema(k, e, r.Kind)
+			out.Properties[key.Plural] = structuralschema.Structural{
+				Generic:              structuralschema.Generic{Type: "object"},
+				AdditionalProperties: &structuralschema.StructuralOrBool{Bool: true, Structural: child},
+			}
+			out.Properties[key.Singular] = *child
+		}
+	}
+	return out
+}
+
+var anyObject = structuralschema.Structural{Generic: structuralschema.Generic{Type: "object"}, Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
+
+func childSchema(k *katalog.Katalog, e *katalog.CRDEntry, kind string) *structuralschema.Structural {
+	spec := katalog.ResourceKinds[kind]
+	if !spec.Open {
+		if s := kubeschema.Schema(schema.FromAPIVersionAndKind(spec.APIVersion, spec.Kind)); s != nil {
+			return s
+		}
+		return &anyObject
+	}
+	gvk, ok := customKind(e)
+	if !ok {
+		return &anyObject
+	}
+	for _, other := range k.CRDs {
+		if other.CRD == nil || other.GVK() != gvk || other.Schema() == nil || !other.CRD.Typed() {
+			continue
+		}
+		cp := *other.Schema()
+		cp.Properties = make(map[string]structuralschema.Structural, len(other.Schema().Properties)+3)
+		for p, v := range other.Schema().Properties {
+			cp.Properties[p] = v
+		}
+		str := structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}
+		cp.Properties["apiVersion"], cp.Properties["kind"] = str, str
+		cp.Properties["metadata"] = anyObject
+		return &cp
+	}
+	return &anyObject
+}
+
+// customKind is the one literal kind of an entry's custom children.
+func customKind(e *katalog.CRDEntry) (schema.GroupVersionKind, bool) {
+	var found *schema.GroupVersionKind
+	for _, h := range katalog.Hooks {
+		hook := e.Box.Hooks[h]
+		if hook == nil {
+			continue
+		}
+		for _, r := range hook.Resources {
+			if r.Kind != "custom" {
+				continue
+			}
+			av, kd := r.Fields.Get("apiVersion"), r.Fields.Get("kind")
+			if av == nil || kd == nil || av.Kind != katalog.StringValue || kd.Kind != katalog.StringValue || Classify(av.Str) != Literal || Classify(kd.Str) != Literal {
+				return schema.GroupVersionKind{}, false
+			}
+			gvk := schema.FromAPIVersionAndKind(av.Str, kd.Str)
+			if found != nil && *found != gvk {
+				return schema.GroupVersionKind{}, false
+			}
+			found = &gvk
+		}
+	}
+	if found == nil {
+		return schema.GroupVersionKind{}, false
+	}
+	return *found, true
+}
+
+// mentionsChildren reports whether an expression of the entry's
+// operatorBox mentions children (CEL children, legacy .children): the
+// operator then reads them back, and only then do expressions compile
+// against an environment that declares them. A false positive costs a
+// lookup, never a wrong result.
+func mentionsChildren(e *katalog.CRDEntry) bool {
+	if e.Box == nil {
+		return false
+	}
+	found := false
+	var walk func(v *katalog.Value)
+	walk = func(v *katalog.Value) {
+		if v == nil || found {
+			return
+		}
+		if v.Kind == katalog.StringValue && strings.Contains(v.Str, ChildrenVar) {
+			found = true
+		}
+		for _, m := range v.Map {
+			walk(m.Value)
+		}
+		for _, it := range v.List {
+			walk(it)
+		}
+	}
+	when := func(w *katalog.When) {
+		if w == nil {
+			return
+		}
+		for _, x := range w.Exprs {
+			walk(x)
+		}
+		for _, c := range w.Conditions {
+			if strings.Contains(c.Field, ChildrenVar) {
+				found = true
+			}
+		}
+	}
+	for _, h := range e.Box.Hooks {
+		for _, r := range h.Resources {
+			walk(r.Fields)
+			when(r.When)
+			when(r.Or)
+		}
+	}
+	if e.Box.Status != nil {
+		for _, f := range e.Box.Status.Fields {
+			walk(f.Value)
+			when(f.When)
+		}
+	}
+	if g := e.Box.Gates; g != nil {
+		for _, w := range []*katalog.When{g.ReconcileWhen, g.ReconcileOr, g.EnqueueWhen, g.EnqueueOr} {
+			when(w)
+		}
+	}
+	return found
+}

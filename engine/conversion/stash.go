@@ -1,0 +1,329 @@
+package conversion
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
+)
+
+// stashEntry is what one version lost: values to set back and paths to
+// remove (fields the way back adds that the original did not have).
+//
+// A value the way back computes from an expression is restored only while
+// that expression's inputs still hold what they held when the entry was
+// written (Guards, recorded for the way back's last hop, from Via): then
+// nothing that decides the field was edited, and the original is exact.
+// After an edit the computed value wins and the entry is dropped. Values the
+// way back does not compute (fields it leaves unset or sets to a literal)
+// are always restored: no edit at the other version can express them.
+type stashEntry struct {
+	Set    map[string]any
+	Unset  [][]string
+	Via    string
+	Guards []guard
+}
+
+// guard is what the expression at At (a target path of the way back's last
+// hop) read when the entry was written.
+type guard struct {
+	At   []string
+	Read []input
+}
+
+// input is one data path of the hop's source and its value (or absence).
+type input struct {
+	Path    []string
+	Value   any
+	Present bool
+}
+
+func (s *stashEntry) empty() bool { return len(s.Set) == 0 && len(s.Unset) == 0 }
+
+// set records orig's value v at path.
+func (s *stashEntry) set(path []string, v any) {
+	if s.Set == nil {
+		s.Set = map[string]any{}
+	}
+	m := s.Set
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = runtime.DeepCopyJSONValue(v)
+}
+
+// each calls f for every change the entry holds: the leaves of Set (an
+// empty map is a leaf) with their value, then the Unset paths (set=false).
+func (s *stashEntry) each(f func(path []string, v any, set bool)) {
+	var walk func(path []string, v any)
+	walk = func(path []string, v any) {
+		if m, ok := v.(map[string]any); ok && len(m) > 0 {
+			for k, x := range m {
+				walk(append(path, k), x)
+			}
+			return
+		}
+		f(path, v, true)
+	}
+	for k, v := range s.Set {
+		walk([]string{k}, v)
+	}
+	for _, p := range s.Unset {
+		f(p, nil, false)
+	}
+}
+
+// guard records, for every change the way back computes, what the
+// computing expression read from src (the last hop's source).
+func (c *Converter) guard(s *stashEntry, last *engine.Path, src map[string]any) {
+	seen := map[*engine.Node]bool{}
+	s.each(func(path []string, _ any, _ bool) {
+		n, depth := c.computingNode(last, path)
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		g := guard{At: append([]string(nil), path[:depth]...)}
+		for _, in := range c.inputs[n] {
+			v, ok := lookup(src, in)
+			g.Read = append(g.Read, input{Path: in, Value: v, Present: ok})
+		}
+		s.Guards = append(s.Guards, g)
+	})
+	if len(s.Guards) > 0 {
+		s.Via = last.From
+		// Deterministic output: guards in path order.
+		sortGuards(s.Guards)
+	}
+}
+
+// restore applies a stash entry to a converted object: values the last path
+// does not compute always, computed ones while their guard holds on src
+// (the last hop's source).
+func (c *Converter) restore(obj map[string]any, s *stashEntry, last *engine.Path, src map[string]any) {
+	holds := map[string]bool{}
+	if s.Via == last.From {
+		for _, g := range s.Guards {
+			holds[pathKey(g.At)] = g.holds(src)
+		}
+	}
+	applies := func(path []string) bool {
+		n, depth := c.computingNode(last, path)
+		return n == nil || holds[pathKey(path[:depth])] // else edited since, or stashed for another hop: the computed value wins
+	}
+	s.each(func(path []string, v any, set bool) {
+		if set && applies(path) {
+			setIn(obj, path, runtime.DeepCopyJSONValue(v))
+		}
+	})
+	// Fields before the maps that hold them: a map the path always writes
+	// goes only when nothing is left in it.
+	for i := len(s.Unset) - 1; i >= 0; i-- {
+		path := s.Unset[i]
+		if n := nodeAt(last, path); n != nil && n.IsMap() {
+			if v, ok := lookup(obj, path); ok {
+				if m, isMap := v.(map[string]any); isMap && len(m) == 0 {
+					deleteIn(obj, path)
+				}
+			}
+			continue
+		}
+		if applies(path) {
+			deleteIn(obj, path)
+		}
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	for _, key := range []string{"labels", "annotations"} {
+		if m, ok := meta[key].(map[string]any); ok && len(m) == 0 && !explicitlyEmpty(s.Set, key) {
+			deleteIn(obj, []string{"metadata", key})
+		}
+	}
+}
+
+func explicitlyEmpty(set map[string]any, key string) bool {
+	meta, _ := set["metadata"].(map[string]any)
+	m, ok := meta[key].(map[string]any)
+	return ok && len(m) == 0
+}
+
+func (g *guard) holds(src map[string]any) bool {
+	for _, in := range g.Read {
+		v, ok := lookup(src, in.Path)
+		if ok != in.Present || (ok && !jsonval.Equal(v, in.Value)) {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeAt returns the node of path p that writes exactly the field at path,
+// or nil.
+func nodeAt(p *engine.Path, path []string) *engine.Node {
+	n, rest := rootNode(p, path)
+	for _, k := range rest {
+		if n == nil || !n.IsMap() {
+			return nil
+		}
+		n = n.Get(k)
+	}
+	return n
+}
+
+// rootNode is the tree of path p that writes path, and the rest of path
+// within it.
+func rootNode(p *engine.Path, path []string) (*engine.Node, []string) {
+	switch path[0] {
+	case "spec":
+		return p.Spec, path[1:]
+	case "status":
+		return p.Status, path[1:]
+	case "metadata":
+		if len(path) >= 2 && path[1] == "labels" {
+			return p.Labels, path[2:]
+		}
+		if len(path) >= 2 && path[1] == "annotations" {
+			return p.Annotations, path[2:]
+		}
+	}
+	return nil, nil
+}
+
+// computingNode returns the node of path p that computes the field at path
+// (an expression, or a list holding expressions, at or above it) and the
+// length of its own path, or nil when p leaves the field unset or writes a
+// literal there.
+func (c *Converter) computingNode(p *engine.Path, path []string) (*engine.Node, int) {
+	n, rest := rootNode(p, path)
+	depth := len(path) - len(rest)
+	for i := 0; n != nil; i++ {
+		if _, ok := c.inputs[n]; ok {
+			return n, depth + i
+		}
+		if i >= len(rest) || !n.IsMap() {
+			return nil, 0
+		}
+		n = n.Get(rest[i])
+	}
+	return nil, 0
+}
+
+// lookup reads the value at path in obj.
+func lookup(obj map[string]any, path []string) (any, bool) {
+	var cur any = obj
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func pathKey(p []string) string { return strings.Join(p, "\x00") }
+
+// setIn writes v at path, copying the maps along the way: converted objects
+// share unchanged subtrees with their source.
+func setIn(obj map[string]any, path []string, v any) {
+	m := obj
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		cp := make(map[string]any, len(next)+1)
+		if ok {
+			for kk, vv := range next {
+				cp[kk] = vv
+			}
+		}
+		m[k] = cp
+		m = cp
+	}
+	m[path[len(path)-1]] = v
+}
+
+func deleteIn(obj map[string]any, path []string) {
+	m := obj
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return
+		}
+		cp := make(map[string]any, len(next))
+		for kk, vv := range next {
+			cp[kk] = vv
+		}
+		m[k] = cp
+		m = cp
+	}
+	delete(m, path[len(path)-1])
+}
+
+func annotations(obj map[string]any) map[string]any {
+	meta, _ := obj["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	return ann
+}
+
+func readStash(obj map[string]any) (map[string]*stashEntry, error) {
+	raw, ok := annotations(obj)[StashAnnotation].(string)
+	if !ok || raw == "" {
+		return nil, nil // most objects carry no stash: allocate nothing
+	}
+	var wire map[string]*wireEntry
+	// Numbers decode as the API server decodes objects (int64 or float64),
+	// so restored values compare equal to the originals.
+	if err := utiljson.Unmarshal([]byte(raw), &wire); err != nil {
+		return nil, fmt.Errorf("annotation %s is not valid JSON (%w); remove it or restore it from the object's history", StashAnnotation, err)
+	}
+	out := make(map[string]*stashEntry, len(wire))
+	for v, w := range wire {
+		e, err := w.entry()
+		if err != nil {
+			return nil, fmt.Errorf("annotation %s: entry %q %w; remove the annotation or restore it from the object's history", StashAnnotation, v, err)
+		}
+		out[v] = e
+	}
+	return out, nil
+}
+
+// withoutStash returns obj without the stash annotation (shallow copies).
+func withoutStash(obj map[string]any) map[string]any {
+	ann := annotations(obj)
+	if _, ok := ann[StashAnnotation]; !ok {
+		return obj
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	deleteIn(out, []string{"metadata", "annotations", StashAnnotation})
+	if len(annotations(out)) == 0 {
+		deleteIn(out, []string{"metadata", "annotations"})
+	}
+	return out
+}
+
+func writeStash(obj map[string]any, stash map[string]*stashEntry, limit int) error {
+	if len(stash) == 0 {
+		return nil // obj never carries one here: paths see the object without it
+	}
+	raw, err := encodeStash(stash)
+	if err != nil {
+		return fmt.Errorf("encoding the round-trip annotation: %w", err)
+	}
+	if len(raw) > limit {
+		return fmt.Errorf("what the other versions cannot hold needs %d bytes in annotation %s, over the %d-byte limit (%s); add the fields to the target schema or map them in the path", len(raw), StashAnnotation, limit, stashSummary(stash))
+	}
+	setIn(obj, []string{"metadata", "annotations", StashAnnotation}, string(raw))
+	return nil
+}

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// DefaultMaxForEach bounds the children of one forEach declaration whose
+// field the schema does not bound (maxItems, maxProperties).
+const DefaultMaxForEach = 100
+
+// Names of the current forEach item. CEL reads `each` (or the alias),
+// `index`, and `value` for map entries; legacy templates read `.item` (or
+// the alias), `.index` and `.value`, as upstream (pkg/types/foreach.go).
+const (
+	EachVar    = "each"
+	IndexVar   = "index"
+	ValueVar   = "value"
+	LegacyItem = "item"
+)
+
+// ForEach is a compiled forEach: one child per item of a list field, or per
+// entry of a map field (sorted by key) of the custom resource.
+type ForEach struct {
+	// Field is the path as written, Path its segments.
+	Field string
+	Path  []string
+	// As is the alias of the current item, "" when none.
+	As string
+	// Map is true for a map field: the item is the key, value the entry.
+	// Unknown is true when the schema does not say (either works).
+	Map, Unknown bool
+	// Limit is the most items: the field's maxItems/maxProperties when
+	// Bounded, else the compile option's cap (checked when rendering).
+	Limit   int
+	Bounded bool
+	Source  *katalog.ForEach
+	// itemSchema and valueSchema type the item and a map entry's value
+	// (nil: any).
+	itemSchema, valueSchema *structuralschema.Structural
+}
+
+// forEach resolves a declaration's forEach field in the entry's schema.
+func (c *compiler) forEach(e *katalog.CRDEntry, r *katalog.Resource, base string) *ForEach {
+	src := r.ForEach
+	fe := &ForEach{Field: src.Field, Path: src.Path, As: src.As, Source: src}
+	fe.Limit = c.opts.MaxForEach
+	if fe.Limit <= 0 {
+		fe.Limit = DefaultMaxForEach
+	}
+	s := e.Schema()
+	for i, seg := range src.Path {
+		if s == nil || s.XPreserveUnknownFields && property(s, seg) == nil {
+			s = nil
+			break
+		}
+		next := property(s, seg)
+		if next == nil {
+			c.errorf(src.FieldPos, base+".forEach.field", "%s is not in the schema of %s%s", strings.Join(src.Path[:i+1], "."), e.APITypes.Version, katalog.DidYouMean(seg, propertyNames(s)))
+			return nil
+		}
+		s = next
+	}
+	switch {
+	case s == nil || s.XIntOrString || s.Type == "" && s.XPreserveUnknownFields:
+		fe.Unknown = true
+	case s.Type == "array":
+		if s.ValueValidation != nil && s.ValueValidation.MaxItems != nil {
+			fe.Limit, fe.Bounded = int(*s.ValueValidation.MaxItems), true
+		}
+	case s.Type == "object" && s.AdditionalProperties != nil:
+		fe.Map = true
+		if s.ValueValidation != nil && s.ValueValidation.MaxProperties != nil {
+			fe.Limit, fe.Bounded = int(*s.ValueValidation.MaxProperties), true
+		}
+	default:
+		c.errorf(src.FieldPos, base+".forEach.field", "%s is %s; forEach iterates a list (one child per item) or a map (one child per entry)", src.Field, DescribeSchema(s))
+		return nil
+	}
+	fe.itemSchema, fe.valueSchema = itemSchemas(s, fe)
+	return fe
+}
+
+// itemSchemas are the schemas of the current item and, for maps, value.
+func itemSchemas(s *structuralschema.Structural, fe *ForEach) (item, value *structuralschema.Structural) {
+	switch {
+	case fe.Unknown:
+		return nil, nil
+	case fe.Map:
+		str := structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}
+		return &str, s.AdditionalProperties.Structural
+	}
+	return s.Items, nil
+}
+
+// beginForEach makes the current item readable by the expressions of the
+// declaration: CEL variables, and the legacy root's extra keys.
+func (c *compiler) beginForEach(e *katalog.CRDEntry, fe *ForEach) {
+	integer := &structuralschema.Structural{Generic: structuralschema.Generic{Type: "integer"}}
+	vars := append([]Var(nil), c.vars...)
+	vars = append(vars, Var{Name: EachVar, Schema: fe.itemSchema}, Var{Name: IndexVar, Schema: integer})
+	if fe.Map || fe.Unknown {
+		vars = append(vars, Var{Name: ValueVar, Schema: fe.valueSchema})
+	}
+	if fe.As != "" {
+		vars = append(vars, Var{Name: fe.As, Schema: fe.itemSchema})
+	}
+	c.vars = vars
+	self := e.Schema()
+	root := structuralschema.Structural{}
+	if self != nil {
+		root = *self
+	}
+	props := make(map[string]structuralschema.Structural, len(root.Properties)+4)
+	for k, v := range root.Properties {
+		props[k] = v
+	}
+	anyValue := structuralschema.Structural{Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
+	item := anyValue
+	if fe.itemSchema != nil {
+		item = *fe.itemSchema
+	}
+	props[LegacyItem], props[IndexVar] = item, *integer
+	if fe.Map || fe.Unknown {
+		props[ValueVar] = anyValue
+		if fe.valueSchema != nil {
+			props[ValueVar] = *fe.valueSchema
+		}
+	}
+	if fe.As != "" {
+		props[fe.As] = item
+	}
+	root.Properties = props
+	c.legacySelf = &root
+}
+
+// endForEach restores what beginForEach changed.
+func (c *compiler) endForEach(vars []Var) {
+	c.vars, c.legacySelf = vars, nil
+}
+
+// checkItemIdentity fails a forEach declaration whose name and namespace do
+// not depend on the item: every item would name the same object.
+func (c *compiler) checkItemIdentity(r *katalog.Resource, out *Resource, fe *ForEach, base string) {
+	for _, key := range []string{"name", "namespace"} {
+		if n := out.Fields.Get(key); n != nil && n.IsExpr() && readsItem(n.Expr.Source(), fe.As) {
+			return
+		}
+	}
+	pos := r.Pos
+	if e := r.Fields.Entry("name"); e != nil {
+		pos = e.Value.Pos
+	}
+	alias := ""
+	if fe.As != "" {
+		alias = " or " + fe.As
+	}
+	c.errorf(pos, base+".name", "forEach makes one child per item of %s, but the name does not depend on the item, so every item would name the same object; use it in the name, e.g. name: \"${self.metadata.name}-${each}\" (CEL: each%s, index; legacy: {{ .item }}, {{ .index }})", fe.Field, alias)
+}
+
+// readsItem reports whether an expression's source reads the current item.
+func readsItem(src, as string) bool {
+	names := []string{EachVar, IndexVar, ValueVar}
+	legacy := []string{LegacyItem, IndexVar, ValueVar}
+	if as != "" {
+		names, legacy = append(names, as), append(legacy, as)
+	}
+	re := regexp.MustCompile(fmt.Sprintf(`(^|[^.\w])(%s)\b|(^|[^\w\])])\.(%s)\b`, strings.Join(names, "|"), strings.Join(legacy, "|")))
+	return re.MatchString(src)
+}

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Where the operator reads objects: one answer for its caches (operator) and
+// the RBAC of the install (operator/manifests), so that the two never
+// disagree.
+
+// crNamespaces are the namespaces the entry's custom resources are
+// reconciled in; nil: every namespace (or a cluster-scoped CRD).
+func (e *Entry) crNamespaces() []string {
+	if !e.Namespaced {
+		return nil
+	}
+	return e.Namespaces.WatchNamespaces()
+}
+
+// ChildNamespaces are the namespaces a declaration's children can be in; nil
+// when they cannot be listed. Children without namespace: or toNamespaces
+// live with their custom resource; others where allowedNamespaces lets them.
+func (e *Entry) ChildNamespaces(r *Resource) []string {
+	if r.Fields.Get("namespace") == nil && r.Fields.Get("toNamespaces") == nil {
+		return e.crNamespaces()
+	}
+	return e.Namespaces.ChildNamespaces()
+}
+
+// WatchNamespaces returns the namespaces in which the operator reads objects
+// of gvk — the custom resources of the entries serving it and the children
+// declared with it — sorted; nil means every namespace.
+func (p *Plan) WatchNamespaces(gvk schema.GroupVersionKind) []string {
+	set := map[string]bool{}
+	add := func(nss []string) bool {
+		if nss == nil {
+			return false
+		}
+		for _, ns := range nss {
+			set[ns] = true
+		}
+		return true
+	}
+	found := false
+	for _, e := range p.Entries {
+		if !e.Enabled {
+			continue
+		}
+		if e.GVK == gvk {
+			found = true
+			if !add(e.crNamespaces()) {
+				return nil
+			}
+		}
+		for _, rs := range e.Hooks {
+			for _, r := range rs {
+				if r.GVK == nil || *r.GVK != gvk {
+					continue
+				}
+				found = true
+				if !add(e.ChildNamespaces(r)) {
+					return nil
+				}
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	out := make([]string, 0, len(set))
+	for ns := range set {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,234 @@
+package katalog
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Admission holds an entry's admission rules: upstream's `validation:` and
+// `mutation:` sections (or both under `admission:`, its newer layout). The
+// engine compiles them into policies the API server runs itself.
+type Admission struct {
+	Pos        Pos
+	Validation []*ValidationRule
+	Mutation   []*MutationRule
+}
+
+// ValidationRule must hold for an object to be admitted: a structured
+// condition (upstream's form) or a CEL expression (`rule:`).
+type ValidationRule struct {
+	Pos Pos
+	// Path is the rule's field path for messages (validation.rules[0]).
+	Path string
+	// Condition is the structured form; nil for a CEL rule.
+	Condition *Condition
+	// CEL is the `rule:` form: a CEL boolean over self (and oldSelf,
+	// request).
+	CEL     *Value
+	Message string
+	// Warn: action: warn (admitted with a warning); else deny.
+	Warn bool
+}
+
+// MutationRule sets a field at admission: a default when the field is
+// absent (or an empty string, as upstream), or an override always.
+type MutationRule struct {
+	Pos      Pos
+	Path     string
+	Field    string
+	FieldPos Pos
+	Value    *Value
+	Override bool
+	// ValueType is upstream's valueType (string, int, float, bool); ""
+	// when the schema decides.
+	ValueType string
+}
+
+// Security is upstream's top-level `security:` section.
+type Security struct {
+	Pos Pos
+	// DeletionProtection refuses to delete the katalog's CRDs.
+	DeletionProtection bool
+	// NamespaceProtection refuses custom resources outside an entry's
+	// allowedNamespaces (or inside its restrictedNamespaces) at admission.
+	NamespaceProtection bool
+}
+
+// validationKeys are a validation rule's own keys besides the condition's.
+var validationKeys = []string{"message", "action", "rule"}
+
+// admission decodes an entry's `validation:`, `mutation:` and `admission:`.
+func (d *decoder) admission(e *CRDEntry, o object) {
+	if !o.has("validation") && !o.has("mutation") && !o.has("admission") {
+		return
+	}
+	a := &Admission{Pos: e.Pos}
+	v, m, prefix := o["validation"], o["mutation"], ""
+	if f, ok := o["admission"]; ok {
+		if v.value != nil || m.value != nil {
+			d.errorf(f.key, "admission", "admission: holds validation: and mutation:; write them in one place")
+			return
+		}
+		ao := d.mapping(f.value, "admission", admissionKeys, nil)
+		v, m, prefix = ao["validation"], ao["mutation"], "admission."
+	}
+	if v.value != nil {
+		a.Validation = d.validationRules(v.value, prefix+"validation")
+	}
+	if m.value != nil {
+		a.Mutation = d.mutationRules(m.value, prefix+"mutation")
+	}
+	e.Admission = a
+}
+
+func (d *decoder) validationRules(n *yaml.Node, path string) []*ValidationRule {
+	o := d.mapping(n, path, validationBlockKeys, nil)
+	if f, ok := o["include"]; ok {
+		d.errorf(f.key, path+".include", "validation include: files are not read; write the rules here")
+	}
+	var out []*ValidationRule
+	for i, item := range d.list(o["rules"].value, path+".rules") {
+		ipath := fmt.Sprintf("%s.rules[%d]", path, i)
+		item = resolve(item)
+		if item == nil || item.Kind != yaml.MappingNode {
+			d.errorf(item, ipath, "a validation rule is a map: a condition (field: …) or rule: (CEL), with message: and action:")
+			continue
+		}
+		own, cond := splitKeys(item, validationKeys, []string{"link", "fires"})
+		oo := d.mapping(own, ipath, append(validationKeys, "link", "fires"), nil)
+		for _, k := range []string{"link", "fires"} {
+			if f, ok := oo[k]; ok {
+				d.warnf(f.key, ipath+"."+k, "%s: is upstream's reconcile-time bookkeeping; the rule runs in the API server at admission here, so it is ignored", k)
+			}
+		}
+		r := &ValidationRule{Pos: d.pos(item), Path: ipath, Message: d.str(oo["message"].value, ipath+".message")}
+		switch action := d.str(oo["action"].value, ipath+".action"); action {
+		case "", "deny":
+		case "warn":
+			r.Warn = true
+		default:
+			d.errorf(oo["action"].value, ipath+".action", "action must be deny or warn, got %q", action)
+		}
+		switch {
+		case oo.has("rule") && len(cond.Content) > 0:
+			d.errorf(item, ipath, "a rule is either rule: (CEL) or a condition (field: …), not both")
+			continue
+		case oo.has("rule"):
+			r.CEL = d.value(oo["rule"].value, ipath+".rule")
+			if r.CEL.Kind != StringValue {
+				d.errorf(oo["rule"].value, ipath+".rule", "rule: is a CEL boolean expression such as \"self.spec.replicas >= 1\"")
+				continue
+			}
+		default:
+			if r.Condition = d.condition(cond, ipath); r.Condition == nil {
+				continue
+			}
+		}
+		if r.Message == "" {
+			r.Message = fmt.Sprintf("the %s rule at %s does not hold", map[bool]string{true: "warn", false: "deny"}[r.Warn], r.Pos)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (d *decoder) mutationRules(n *yaml.Node, path string) []*MutationRule {
+	o := d.mapping(n, path, mutationBlockKeys, nil)
+	if f, ok := o["include"]; ok {
+		d.errorf(f.key, path+".include", "mutation include: files are not read; write the rules here")
+	}
+	if f, ok := o["mutateFirst"]; ok && !d.boolean(f.value, path+".mutateFirst") {
+		d.warnf(f.key, path+".mutateFirst", "the API server always runs mutating policies before validating ones; mutateFirst: false changes nothing here")
+	}
+	var out []*MutationRule
+	for i, item := range d.list(o["rules"].value, path+".rules") {
+		ipath := fmt.Sprintf("%s.rules[%d]", path, i)
+		ro := d.mapping(item, ipath, mutationRuleKeys, nil)
+		r := &MutationRule{Pos: d.pos(resolve(item)), Path: ipath, Field: d.str(ro["field"].value, ipath+".field"), FieldPos: d.pos(ro["field"].value)}
+		switch {
+		case r.Field == "":
+			d.errorf(item, ipath, "a mutation rule needs field: (a dot path such as spec.replicas)")
+			continue
+		case ro.has("default") == ro.has("override"):
+			d.errorf(item, ipath, "a mutation rule needs exactly one of default: (when the field is absent) and override: (always)")
+			continue
+		case ro.has("override"):
+			r.Override, r.Value = true, d.value(ro["override"].value, ipath+".override")
+		default:
+			r.Value = d.value(ro["default"].value, ipath+".default")
+		}
+		if f, ok := ro["valueType"]; ok {
+			t := strings.ToLower(d.str(f.value, ipath+".valueType"))
+			canon, ok := statusTypes[t]
+			if !ok || canon == "auto" {
+				d.errorf(f.value, ipath+".valueType", "valueType must be string, int, float or bool, got %q", t)
+			}
+			r.ValueType = canon
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// security decodes the top-level `security:` section.
+func (d *decoder) security(n *yaml.Node) {
+	o := d.mapping(n, "security", securityKeys, nil)
+	s := d.loader.k.Security
+	if s == nil {
+		s = &Security{Pos: d.pos(resolve(n))}
+		d.loader.k.Security = s
+	}
+	for _, k := range []string{"webhooks", "conversion", "rbac"} {
+		if f, ok := o[k]; ok {
+			d.warnf(f.key, "security."+k, "upstream's %s switches configure its own webhook server; here conversion is served by the operator and admission rules run as API-server policies, so they change nothing", k)
+		}
+	}
+	for _, k := range []string{"deletionProtection", "namespaceProtection"} {
+		f, ok := o[k]
+		if !ok {
+			continue
+		}
+		po := d.mapping(f.value, "security."+k, protectionKeys, nil)
+		on := !po.has("enabled") || d.boolean(po["enabled"].value, "security."+k+".enabled")
+		for _, x := range []string{"cleanupOnShutdown", "failurePolicy"} {
+			if g, ok := po[x]; ok {
+				d.warnf(g.key, "security."+k+"."+x, "the protection is an API-server policy here, which needs no webhook to reach (it never fails open) and stays until the katalog drops it; %s changes nothing", x)
+			}
+		}
+		if k == "deletionProtection" {
+			s.DeletionProtection = on
+		} else {
+			s.NamespaceProtection = on
+		}
+	}
+}
+
+// list returns the items of a sequence, reporting anything else.
+func (d *decoder) list(n *yaml.Node, path string) []*yaml.Node {
+	n = resolve(n)
+	if n == nil || isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, path, "must be a list, got %s", describe(n))
+		return nil
+	}
+	return n.Content
+}
+
+// splitKeys splits a mapping into the keys named in own (plus extra) and the
+// rest, keeping positions.
+func splitKeys(n *yaml.Node, own, extra []string) (mine, rest *yaml.Node) {
+	mine = &yaml.Node{Kind: yaml.MappingNode, Line: n.Line, Column: n.Column}
+	rest = &yaml.Node{Kind: yaml.MappingNode, Line: n.Line, Column: n.Column}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		target := rest
+		if k := n.Content[i].Value; contains(own, k) || contains(extra, k) {
+			target = mine
+		}
+		target.Content = append(target.Content, n.Content[i], n.Content[i+1])
+	}
+	return mine, rest
+}

@@ -1,0 +1,206 @@
+package katalog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Entry dependencies and reconcile gates (upstream: pkg/types/
+// types_dependson.go, pkg/katalog/docs/02-dependencies.md,
+// pkg/katalog/pre_reconcile.go).
+
+// Dependency is one entry another entry waits for.
+type Dependency struct {
+	Pos Pos
+	// Entry is the name of the entry depended on.
+	Entry string
+	// Condition is "started" (its informer synced and workers run) or
+	// "healthy" (started, and its last reconcile did not fail).
+	Condition string
+}
+
+// Dependency conditions.
+const (
+	DependencyStarted = "started"
+	DependencyHealthy = "healthy"
+)
+
+// dependsOn decodes upstream's three forms: a list of names (started), a
+// map of name → condition, a map of name → {condition: …}.
+func (d *decoder) dependsOn(n *yaml.Node, path string) []*Dependency {
+	n = resolve(n)
+	if n == nil || isNull(n) {
+		return nil
+	}
+	var out []*Dependency
+	add := func(name *yaml.Node, cond string, condNode *yaml.Node, p string) {
+		if cond == "" {
+			cond = DependencyStarted
+		}
+		if cond != DependencyStarted && cond != DependencyHealthy {
+			d.errorf(condNode, p, "condition %q is not one of started, healthy%s", cond, DidYouMean(cond, []string{DependencyStarted, DependencyHealthy}))
+			return
+		}
+		out = append(out, &Dependency{Pos: d.pos(name), Entry: name.Value, Condition: cond})
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			item = resolve(item)
+			if item == nil || item.Kind != yaml.ScalarNode {
+				d.errorf(item, fmt.Sprintf("%s[%d]", path, i), "dependsOn lists entry names (or maps them to a condition)")
+				continue
+			}
+			add(item, "", item, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], resolve(n.Content[i+1])
+			p := join(path, k.Value)
+			switch {
+			case v == nil || isNull(v):
+				add(k, "", v, p)
+			case v.Kind == yaml.ScalarNode:
+				add(k, v.Value, v, p)
+			default:
+				o := d.mapping(v, p, []string{"condition"}, nil)
+				add(k, d.str(o["condition"].value, p+".condition"), orNode(o["condition"].value, v), p+".condition")
+			}
+		}
+	default:
+		d.errorf(n, path, "dependsOn is a list of entry names or a map of name → condition (started, healthy)")
+	}
+	return out
+}
+
+// checkDependencies validates dependsOn across entries: each names an
+// enabled entry of the katalog, none itself, and there is no cycle.
+func checkDependencies(k *Katalog, diags *Diagnostics) {
+	byName := map[string]*CRDEntry{}
+	for _, e := range k.CRDs {
+		byName[e.Name] = e
+	}
+	add := func(e *CRDEntry, p Pos, format string, args ...any) {
+		*diags = append(*diags, Diagnostic{Pos: p, Entry: e.Name, Field: "dependsOn", Message: fmt.Sprintf(format, args...)})
+	}
+	for _, e := range k.CRDs {
+		for _, dep := range e.DependsOn {
+			other, ok := byName[dep.Entry]
+			switch {
+			case dep.Entry == e.Name:
+				add(e, dep.Pos, "an entry cannot depend on itself")
+			case !ok:
+				add(e, dep.Pos, "dependsOn names %q, which is not an entry of this katalog%s (an entry of another runtime cannot be waited for: have that runtime's operator write what you need into the custom resources, and gate on it with when:)", dep.Entry, DidYouMean(dep.Entry, entryNames(k)))
+			case !other.Enabled:
+				add(e, dep.Pos, "dependsOn names %q, which is disabled (enabled: false) and so never starts; enable it or remove the dependency", dep.Entry)
+			}
+		}
+	}
+	if cycle := dependencyCycle(k, byName); cycle != nil {
+		e := byName[cycle[0]]
+		add(e, e.DependsOn[0].Pos, "dependsOn makes a cycle: %s; no entry of it could ever start", strings.Join(cycle, " → "))
+	}
+}
+
+func entryNames(k *Katalog) []string {
+	names := make([]string, 0, len(k.CRDs))
+	for _, e := range k.CRDs {
+		names = append(names, e.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// dependencyCycle returns one cycle of entry names (first name repeated at
+// the end), nil when there is none.
+func dependencyCycle(k *Katalog, byName map[string]*CRDEntry) []string {
+	state := map[string]int{} // 1: on the stack, 2: done
+	var stack []string
+	var visit func(name string) []string
+	visit = func(name string) []string {
+		state[name] = 1
+		stack = append(stack, name)
+		for _, dep := range byName[name].DependsOn {
+			if byName[dep.Entry] == nil || dep.Entry == name {
+				continue
+			}
+			switch state[dep.Entry] {
+			case 1:
+				for i, s := range stack {
+					if s == dep.Entry {
+						return append(append([]string(nil), stack[i:]...), dep.Entry)
+					}
+				}
+			case 0:
+				if c := visit(dep.Entry); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[name] = 2
+		return nil
+	}
+	for _, e := range k.CRDs {
+		if state[e.Name] == 0 {
+			if c := visit(e.Name); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// Gates is operatorBox.preReconcile: while its conditions do not hold, a
+// custom resource is not reconciled (reconcileGate, or the older form with
+// when:/or: directly under preReconcile; its Ready condition says so), or
+// not even enqueued (enqueueGate).
+type Gates struct {
+	Pos Pos
+	// Reconcile conditions: when (all) and or (any); Enqueue likewise.
+	ReconcileWhen, ReconcileOr *When
+	EnqueueWhen, EnqueueOr     *When
+}
+
+// preReconcile decodes operatorBox.preReconcile.
+func (d *decoder) preReconcile(n *yaml.Node, path string) *Gates {
+	o := d.mapping(n, path, preReconcileKeys, []string{"external"})
+	g := &Gates{Pos: d.pos(resolve(n))}
+	g.ReconcileWhen, g.ReconcileOr = d.gateConditions(o, path)
+	if f, ok := o["reconcileGate"]; ok {
+		if g.ReconcileWhen != nil || g.ReconcileOr != nil {
+			d.errorf(f.key, path+".reconcileGate", "the reconcile gate is given twice: when/or directly under preReconcile and reconcileGate; keep one")
+		}
+		go2 := d.mapping(f.value, path+".reconcileGate", []string{"when", "or", "anyOf"}, []string{"external", "eventAware"})
+		g.ReconcileWhen, g.ReconcileOr = d.gateConditions(go2, path+".reconcileGate")
+	}
+	if f, ok := o["enqueueGate"]; ok {
+		go2 := d.mapping(f.value, path+".enqueueGate", []string{"when", "or", "anyOf"}, []string{"external"})
+		g.EnqueueWhen, g.EnqueueOr = d.gateConditions(go2, path+".enqueueGate")
+	}
+	if f, ok := o["sentinels"]; ok {
+		// Upstream enqueues a custom resource only on the changes listed;
+		// this runtime reconciles on every change, with the same result.
+		d.warnf(f.key, path+".sentinels", "sentinels limit which changes enqueue a custom resource upstream; this runtime reconciles on every change (drift correction makes the extra reconciles no-ops), so they are ignored")
+	}
+	return g
+}
+
+func (d *decoder) gateConditions(o object, path string) (when, or *When) {
+	if f, ok := o["when"]; ok {
+		when = d.when(f.value, join(path, "when"))
+	}
+	for _, key := range []string{"or", "anyOf"} {
+		if f, ok := o[key]; ok {
+			if or != nil {
+				d.errorf(f.key, join(path, key), "both or and its older name anyOf are set; keep or")
+				continue
+			}
+			or = d.when(f.value, join(path, key))
+		}
+	}
+	return when, or
+}

@@ -1,0 +1,224 @@
+package katalog
+
+import (
+	"sort"
+)
+
+// JSONSchemaID is the $id of the katalog's JSON Schema.
+const JSONSchemaID = "https://github.com/orkspace/orkestra-cel/schema/katalog.schema.json"
+
+// JSONSchema is the JSON Schema (draft 2020-12) of a katalog document,
+// generated from the loader's key tables (keys.go and the tables beside the
+// decoders): a map accepts exactly the keys its decoder accepts. Keys of the
+// original format that this runtime does not implement are left out, so an
+// editor flags them as `orkestra check` does. Values that are expressions
+// (CEL `${…}`, legacy `{{…}}`) or literals are not constrained further:
+// check types them against the CRD.
+func JSONSchema() map[string]any {
+	defs := map[string]any{
+		"condition": conditionSchema(),
+		"when": desc("Conditions: a CEL string, or a list of CEL strings and structured conditions; all must hold.",
+			oneOf(str(), arr(oneOf(str(), ref("condition"))))),
+		"hooks":       hooksSchema(),
+		"box":         boxSchema(),
+		"entry":       entrySchema(false),
+		"listEntry":   entrySchema(true),
+		"motifImport": obj(motifImportKeys, map[string]any{"motif": desc("Path of a kind: Motif file, relative to this file.", str())}, false),
+		"note":        obj(noteKeys, map[string]any{"shadow": boolean()}, false),
+		"statusBlock": statusSchema(),
+	}
+	for key, k := range ResourceKinds {
+		defs["kind."+key] = kindSchema(k)
+	}
+	props := map[string]any{
+		"apiVersion": desc("orkestra.orkspace.io/v1 (or the older orkestra.konductor.io/v1Alpha).", enum(APIVersionV1, APIVersionV1Alpha)),
+		"kind":       desc("Katalog, or Komposer for a document that composes katalogs.", enum("Katalog", "Komposer")),
+		"metadata":   obj(metadataKeys, nil, false),
+		"spec": obj(specKeys, map[string]any{
+			"crds": desc("The CRD entries: a map keyed by entry name, or a list of entries with name.",
+				oneOf(map[string]any{"type": "object", "additionalProperties": ref("entry")}, arr(ref("listEntry")))),
+			"finalizers": arr(str()),
+			"imports":    arr(ref("motifImport")),
+		}, false),
+		"imports": obj([]string{"files"}, map[string]any{"files": desc("Katalog files to compose, relative to this file.", arr(str()))}, false),
+		"sources": obj([]string{"files"}, map[string]any{"files": arr(str())}, false),
+		"gateway": obj(gatewayKeys, nil, false),
+		"notes":   desc("User-defined template functions.", oneOf(arr(ref("note")), obj([]string{"functions"}, map[string]any{"functions": arr(ref("note"))}, false))),
+		"security": obj(securityKeys, map[string]any{
+			"deletionProtection":  obj(protectionKeys, map[string]any{"enabled": boolean()}, false),
+			"namespaceProtection": obj(protectionKeys, map[string]any{"enabled": boolean()}, false),
+		}, false),
+	}
+	s := obj(topKeys, props, false)
+	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	s["$id"] = JSONSchemaID
+	s["title"] = "Orkestra katalog"
+	s["required"] = []string{"apiVersion", "kind"}
+	s["$defs"] = defs
+	return s
+}
+
+func entrySchema(listForm bool) map[string]any {
+	keys := entryKeys
+	if !listForm {
+		keys = entryKeys[1:]
+	}
+	s := obj(keys, map[string]any{
+		"name":                 str(),
+		"enabled":              boolean(),
+		"description":          str(),
+		"crdFile":              desc("The CRD manifest, relative to this file; without it the schema comes from --crd, the cluster, or is untyped.", str()),
+		"crFiles":              arr(str()),
+		"namespaced":           boolean(),
+		"workers":              integer(),
+		"resync":               desc("Informer resync period, e.g. 30s.", str()),
+		"queue":                obj(queueKeys, nil, false),
+		"apiTypes":             obj(apiTypesKeys, map[string]any{"scope": enum("Namespaced", "Cluster"), "namespaced": boolean()}, false),
+		"operatorBox":          ref("box"),
+		"reconciler":           ref("box"),
+		"conversion":           conversionSchema(),
+		"imports":              arr(ref("motifImport")),
+		"allowedNamespaces":    arr(str()),
+		"restrictedNamespaces": arr(str()),
+		"deprecated":           boolean(),
+		"deprecationWarning":   str(),
+		"validation":           validationSchema(),
+		"mutation":             mutationSchema(),
+		"admission":            obj(admissionKeys, map[string]any{"validation": validationSchema(), "mutation": mutationSchema()}, false),
+	}, false)
+	if listForm {
+		s["required"] = []string{"name"}
+	}
+	return s
+}
+
+func boxSchema() map[string]any {
+	hooks := map[string]any{OnCreate: ref("hooks"), OnReconcile: ref("hooks"), OnDelete: ref("hooks")}
+	props := map[string]any{
+		"default":      boolean(),
+		"finalizers":   arr(str()),
+		"status":       ref("statusBlock"),
+		"emit":         obj(emitKeys, map[string]any{"status": ref("statusBlock")}, false),
+		"imports":      arr(ref("motifImport")),
+		"workers":      integer(),
+		"queue":        obj(queueKeys, nil, false),
+		"preReconcile": obj(preReconcileKeys, map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when")}, false),
+	}
+	rprops := map[string]any{"default": boolean(), "workers": integer(), "queue": obj(queueKeys, nil, false), "imports": arr(ref("motifImport"))}
+	for k, v := range hooks {
+		props[k] = v
+		rprops[k] = v
+	}
+	props["reconciler"] = obj(reconcilerKeys, rprops, false)
+	props["reconcile"] = obj(reconcilerKeys, rprops, false)
+	return obj(boxKeys, props, false)
+}
+
+func hooksSchema() map[string]any {
+	props := map[string]any{}
+	for key := range ResourceKinds {
+		props[key] = arr(ref("kind." + key))
+	}
+	return obj(kindKeys(), props, false)
+}
+
+func kindSchema(k *KindSpec) map[string]any {
+	keys := append(k.FieldNames(), ControlKeys...)
+	props := map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when"), "reconcile": boolean(), "once": boolean(), "rotateAfter": str(),
+		"forEach": obj(forEachKeys, map[string]any{"field": str(), "as": str()}, false)}
+	if k.Open {
+		keys = append(keys, "metadata", "hasStatus")
+		props["metadata"] = obj(customMetadataKeys, map[string]any{"namespaced": boolean()}, false)
+		props["hasStatus"] = boolean()
+	}
+	return obj(keys, props, k.Open)
+}
+
+func statusSchema() map[string]any {
+	field := obj(statusFieldKeys, map[string]any{"path": str(), "when": ref("when"), "clearOnFalse": boolean(),
+		"type": enum("string", "str", "default", "int", "integer", "float", "bool", "boolean", "auto")}, false)
+	field["required"] = []string{"path", "value"}
+	return obj(statusKeys, map[string]any{"fields": arr(field), "include": str()}, false)
+}
+
+func conversionSchema() map[string]any {
+	path := obj(conversionPathKeys, map[string]any{"from": str(), "to": str(), "metadata": obj(pathMetadataKeys, nil, false)}, false)
+	path["required"] = []string{"from", "to"}
+	return obj(conversionKeys, map[string]any{"storageVersion": str(), "paths": arr(path)}, false)
+}
+
+func conditionSchema() map[string]any {
+	keys := []string{"field", "operator", "value", "negate", "time", "dayOfWeek", "cron", "duration"}
+	keys = append(keys, operatorNames()...)
+	var ops []string
+	for op := range ConditionOperators {
+		ops = append(ops, op)
+	}
+	for op := range TypeOperators {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	return obj(keys, map[string]any{
+		"field":     str(),
+		"operator":  enum(toAny(ops)...),
+		"negate":    boolean(),
+		"time":      obj(timeKeys, nil, false),
+		"dayOfWeek": obj(dayOfWeekKeys, map[string]any{"weekday": boolean(), "weekend": boolean(), "in": arr(str()), "notIn": arr(str())}, false),
+		"cron":      str(),
+		"duration":  str(),
+	}, false)
+}
+
+func validationSchema() map[string]any {
+	rule := obj(append(append([]string{}, validationKeys...), []string{"field", "operator", "value", "negate"}...), map[string]any{
+		"action": enum("deny", "warn"), "rule": desc("A CEL boolean over self (and oldSelf, request) that must hold.", str()), "message": str(),
+	}, true)
+	return obj(validationBlockKeys, map[string]any{"rules": arr(rule)}, false)
+}
+
+func mutationSchema() map[string]any {
+	rule := obj(mutationRuleKeys, map[string]any{"field": str(), "valueType": enum("string", "int", "integer", "float", "bool", "boolean")}, false)
+	rule["required"] = []string{"field"}
+	return obj(mutationBlockKeys, map[string]any{"rules": arr(rule), "mutateFirst": boolean()}, false)
+}
+
+// obj is an object schema with exactly keys (unless open), typed by props
+// where given (any value otherwise).
+func obj(keys []string, props map[string]any, open bool) map[string]any {
+	p := map[string]any{}
+	for _, k := range keys {
+		if v, ok := props[k]; ok {
+			p[k] = v
+		} else {
+			p[k] = map[string]any{}
+		}
+	}
+	s := map[string]any{"type": "object", "properties": p}
+	if !open {
+		s["additionalProperties"] = false
+	}
+	return s
+}
+
+func ref(def string) map[string]any { return map[string]any{"$ref": "#/$defs/" + def} }
+func str() map[string]any           { return map[string]any{"type": "string"} }
+func boolean() map[string]any       { return map[string]any{"type": "boolean"} }
+func integer() map[string]any       { return map[string]any{"type": "integer"} }
+func arr(items any) map[string]any {
+	return map[string]any{"type": []string{"array", "null"}, "items": items}
+}
+func oneOf(alts ...any) map[string]any { return map[string]any{"anyOf": alts} }
+func enum(vals ...any) map[string]any  { return map[string]any{"enum": vals} }
+
+func desc(d string, s map[string]any) map[string]any {
+	s["description"] = d
+	return s
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

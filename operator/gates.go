@@ -1,0 +1,105 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
+)
+
+// What holds a custom resource's reconcile back, each said in its Ready
+// condition: the entries its entry depends on (dependsOn; upstream starts a
+// dependent entry once they are started or healthy), and preReconcile's
+// reconcile gate (upstream: pkg/katalog/pre_reconcile.go).
+
+// Reasons of a Ready condition that holds a reconcile back.
+const (
+	ReasonWaiting = "WaitingForDependency"
+	ReasonGated   = "Gated"
+)
+
+// dependencyRetry is how often a dependent looks at its dependencies again.
+const dependencyRetry = 2 * time.Second
+
+// waitingFor says what the entry's dependsOn still waits for; "" when
+// nothing.
+func (e *entryController) waitingFor() string {
+	var waits []string
+	for _, dep := range e.entry.DependsOn {
+		other, ok := e.op.entries[dep.Entry]
+		if !ok {
+			waits = append(waits, fmt.Sprintf("entry %s to be %s (it does not run in this operator)", dep.Entry, dep.Condition))
+			continue
+		}
+		st := other.status()
+		switch {
+		case !st.Started:
+			waits = append(waits, fmt.Sprintf("entry %s to be %s (not started yet)", dep.Entry, dep.Condition))
+		case dep.Condition == katalog.DependencyHealthy && other.consecutiveFailures.Load() > 0:
+			waits = append(waits, fmt.Sprintf("entry %s to be healthy (its last %d reconciles failed)", dep.Entry, other.consecutiveFailures.Load()))
+		}
+	}
+	return strings.Join(waits, "; ")
+}
+
+// gateHolds evaluates preReconcile's reconcile gate on the custom resource.
+func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[string]any) (bool, error) {
+	if e.entry.Gate == nil {
+		return true, nil
+	}
+	s := engine.NewScope(cr.Object)
+	s.Children, s.Vars = kids, map[string]any{engine.ChildrenVar: kids}
+	ok, err := e.entry.Gate.Eval(s)
+	if err != nil {
+		return false, fmt.Errorf("operatorBox.preReconcile: evaluating %s: %w", e.entry.Gate.Source(), err)
+	}
+	return ok, nil
+}
+
+// enqueues reports whether preReconcile's enqueue gate lets a custom
+// resource into the work queue (it may when the gate cannot be evaluated:
+// the reconcile then reports why).
+func (e *entryController) enqueues(obj map[string]any) bool {
+	if e.entry.EnqueueGate == nil {
+		return true
+	}
+	ok, err := e.entry.EnqueueGate.Eval(engine.NewScope(obj))
+	return ok || err != nil
+}
+
+// hold writes a Ready condition saying why the reconcile is held back, with
+// a Normal event when the reason is new, and asks to look again after
+// requeue (0: on the next change).
+func (e *entryController) hold(ctx context.Context, cr *unstructured.Unstructured, reason, msg string, requeue time.Duration) (reconcile.Result, bool, error) {
+	if cur, ok := currentReady(cr); !ok || cur.Reason != reason || cur.Message != msg {
+		e.recorder.Eventf(cr, nil, corev1.EventTypeNormal, reason, "Reconcile", "%s", truncate(msg, 1024))
+	}
+	cond := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: truncate(msg, 32768)}
+	if err := e.writeStatus(ctx, cr, nil, cond); err != nil {
+		if apierrors.IsConflict(err) {
+			return reconcile.Result{RequeueAfter: retryAfter}, true, nil
+		}
+		return reconcile.Result{}, false, fmt.Errorf("writing the status: %w", err)
+	}
+	return reconcile.Result{RequeueAfter: requeue}, requeue > 0, nil
+}
+
+// currentReady returns the custom resource's stored Ready condition.
+func currentReady(cr *unstructured.Unstructured) (metav1.Condition, bool) {
+	st, _ := cr.Object["status"].(map[string]any)
+	for _, c := range readConditions(st["conditions"]) {
+		if c.Type == ConditionReady {
+			return c, true
+		}
+	}
+	return metav1.Condition{}, false
+}

@@ -1,0 +1,150 @@
+package manifests
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// withEntryLines puts extra entry-level lines (allowedNamespaces, …) into a
+// katalog written by writeKatalog.
+func withEntryLines(t *testing.T, file, lines string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Replace(string(data), "      operatorBox:\n", lines+"      operatorBox:\n", 1)
+	if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func named(group, resource string, names ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, ResourceNames: names, Verbs: []string{"get"}}
+}
+
+// An entry limited to known namespaces gets its rules in Roles there, not
+// cluster-wide; the operator's caches read those namespaces only
+// (engine.Plan.WatchNamespaces, shared with operator.CacheOptions).
+func TestRulesFollowAllowedNamespaces(t *testing.T) {
+	file := writeKatalog(t, `
+onReconcile:
+  configMaps:
+    - data: {a: b}
+`)
+	withEntryLines(t, file, "      allowedNamespaces: [apps, web]\n")
+	a := Rules(compile(t, file))
+	if !reflect.DeepEqual(a.Cluster, eventRules) {
+		t.Errorf("cluster rules = %v; want only events", a.Cluster)
+	}
+	want := []rbacv1.PolicyRule{
+		rule("", []string{"configmaps"}, "get", "list", "watch", "create", "update"),
+		rule("test.orkestra.io", []string{"widgets"}, "get", "list", "watch", "patch"),
+		rule("test.orkestra.io", []string{"widgets/finalizers"}, "update"),
+	}
+	for _, ns := range []string{"apps", "web"} {
+		if !reflect.DeepEqual(a.Namespaced[ns], want) {
+			t.Errorf("Role in %s:\n got %v\nwant %v", ns, a.Namespaced[ns], want)
+		}
+	}
+	if len(a.Namespaced) != 2 || !reflect.DeepEqual(a.Children[0].Namespaces, []string{"apps", "web"}) {
+		t.Errorf("namespaces %v, children %+v", a.Namespaced, a.Children)
+	}
+
+	// A pattern cannot be listed, nor can "all but": cluster-wide again.
+	file = writeKatalog(t, `
+onReconcile:
+  configMaps:
+    - data: {a: b}
+`)
+	withEntryLines(t, file, "      allowedNamespaces: [team-*]\n")
+	if a := Rules(compile(t, file)); len(a.Namespaced) != 0 {
+		t.Errorf("a pattern gave Roles: %v", a.Namespaced)
+	}
+}
+
+// A copy needs get on exactly its source when the name is a literal: in a
+// Role of fromNamespace when that is a literal, else cluster-wide by name; a
+// computed name needs get on every object of the kind, and a warning says so.
+// Upstream: pkg/resources/secrets/secret.go.
+func TestRulesForCopySources(t *testing.T) {
+	file := writeKatalog(t, `
+onCreate:
+  configMaps:
+    - name: settings
+      fromConfigMap: platform-settings
+      fromNamespace: platform
+    - name: flags
+      fromConfigMap: flags
+  secrets:
+    - name: pull
+      fromSecret: "${self.spec.image}"
+      fromNamespace: platform
+`)
+	withEntryLines(t, file, "      allowedNamespaces: [apps]\n")
+	a := Rules(compile(t, file))
+	if !reflect.DeepEqual(a.Cluster, eventRules) {
+		t.Errorf("cluster rules = %v; want only events", a.Cluster)
+	}
+	// In apps the operator reads every ConfigMap anyway (its children): the
+	// copy of flags, which lives with the custom resource, needs no rule of
+	// its own.
+	wantApps := []rbacv1.PolicyRule{
+		rule("", []string{"configmaps", "secrets"}, "get", "list", "watch", "create"),
+		rule("test.orkestra.io", []string{"widgets"}, "get", "list", "watch", "patch"),
+		rule("test.orkestra.io", []string{"widgets/finalizers"}, "update"),
+	}
+	wantPlatform := []rbacv1.PolicyRule{
+		named("", "configmaps", "platform-settings"),
+		rule("", []string{"secrets"}, "get"),
+	}
+	if len(a.Namespaced) != 2 || !reflect.DeepEqual(a.Namespaced["apps"], wantApps) || !reflect.DeepEqual(a.Namespaced["platform"], wantPlatform) {
+		t.Errorf("Roles:\n got %v\nwant apps: %v\nplatform: %v", a.Namespaced, wantApps, wantPlatform)
+	}
+	want := `[widget] onCreate.secrets[0]: fromSecret is computed, so the operator may read every Secret in namespace platform (get); write the name as a literal to grant get on that one object only`
+	if len(a.Warnings) != 1 || a.Warnings[0] != want {
+		t.Errorf("warnings %q\nwant %q", a.Warnings, want)
+	}
+
+	// A literal name in a computed namespace: get on that name, in every
+	// namespace.
+	file = writeKatalog(t, `
+onCreate:
+  secrets:
+    - name: pull
+      fromSecret: registry
+      fromNamespace: "${self.spec.image}"
+`)
+	withEntryLines(t, file, "      allowedNamespaces: [apps]\n")
+	a = Rules(compile(t, file))
+	if want := []rbacv1.PolicyRule{eventRules[0], named("", "secrets", "registry"), eventRules[1]}; !reflect.DeepEqual(a.Cluster, want) {
+		t.Errorf("cluster rules = %v\nwant %v", a.Cluster, want)
+	}
+}
+
+// The children of a drift-corrected forEach declaration whose item is gone
+// are deleted: delete is granted even without a when; an onCreate forEach
+// deletes nothing.
+func TestRulesForForEach(t *testing.T) {
+	for _, tc := range []struct {
+		hook  string
+		verbs []string
+	}{
+		{"onReconcile", []string{"get", "list", "watch", "create", "update", "delete"}},
+		{"onCreate", []string{"get", "list", "watch", "create"}},
+	} {
+		a := Rules(compile(t, writeKatalog(t, tc.hook+`:
+  configMaps:
+    - name: "${self.metadata.name}-${each}"
+      data: {a: b}
+      forEach: {field: spec.hosts}
+`)))
+		if want := rule("", []string{"configmaps"}, tc.verbs...); !reflect.DeepEqual(a.Cluster[0], want) {
+			t.Errorf("%s: %v, want %v", tc.hook, a.Cluster[0], want)
+		}
+	}
+}
