@@ -470,7 +470,7 @@ func TestOutputIsDeterministic(t *testing.T) {
 		kinds = append(kinds, us[i].GetKind())
 	}
 	wantKinds := []string{"Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-		"ConfigMap", "Service", "Issuer", "Certificate", "Deployment", "PodDisruptionBudget"}
+		"ConfigMap", "Service", "Issuer", "Certificate", "Deployment", "NetworkPolicy", "PodDisruptionBudget"}
 	if !slices.Equal(kinds, wantKinds) {
 		t.Fatalf("kinds %v", kinds)
 	}
