@@ -110,7 +110,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 		}
 		p.Entries = append(p.Entries, e)
 		if c.exprs > MaxExpressions {
-			c.errorf(src.Pos, "", "the katalog has more than %d expressions (%d up to this entry), the limit of one katalog: each compiled expression keeps 2 to 20 KB; split the operator into several katalogs", MaxExpressions, c.exprs)
+			c.errorf(src.Pos, "", "the katalog has more than %d expressions (%d up to this entry), the limit of one katalog: each compiled expression keeps 2 to 35 KB; split the operator into several katalogs", MaxExpressions, c.exprs)
 			break
 		}
 	}

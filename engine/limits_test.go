@@ -20,7 +20,7 @@ func TestExpressionCountBounded(t *testing.T) {
 	plan, cdiags := engine.Compile(k, backends(t), engine.CompileOptions{})
 	errs := cdiags.Errors()
 	last := engine.MaxExpressions / 20 // the entry that passes the limit
-	want := fmt.Sprintf("%s:%d:5: [app-%d] the katalog has more than %d expressions (%d up to this entry), the limit of one katalog: each compiled expression keeps 2 to 20 KB; split the operator into several katalogs",
+	want := fmt.Sprintf("%s:%d:5: [app-%d] the katalog has more than %d expressions (%d up to this entry), the limit of one katalog: each compiled expression keeps 2 to 35 KB; split the operator into several katalogs",
 		p, 5+28*last, last, engine.MaxExpressions, 20*(last+1))
 	if len(errs) != 1 || errs[0].Error() != want {
 		t.Fatalf("errors %v\nwant %s", errs, want)
