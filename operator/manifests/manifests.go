@@ -222,6 +222,15 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 	access := Rules(plan)
 	rules := access.Cluster
 	in.Children, in.Warnings = access.Children, access.Warnings
+	var watched []rbacv1.PolicyRule
+	if opts.WatchNamespace != "" {
+		// What reconciling needs goes to a Role in the watched namespace;
+		// the storage migration and the admission policies below stay
+		// cluster-wide (stored objects anywhere must move).
+		if rules, watched, err = namespaceScoped(plan, rules); err != nil {
+			return nil, err
+		}
+	}
 	// The storage migration (on by default in orkestra run) reads and
 	// patches every katalog CRD (progress annotation), writes its status
 	// (storedVersions, condition) and rewrites its objects; the built-in
@@ -245,10 +254,6 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 	})
 	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: in.ServiceAccount, Namespace: ns}}
 	if opts.WatchNamespace != "" {
-		var watched []rbacv1.PolicyRule
-		if rules, watched, err = namespaceScoped(plan, rules); err != nil {
-			return nil, err
-		}
 		in.addRole(opts.WatchNamespace, in.watchRoleName(), labels, watched, subjects)
 	}
 	if len(rules) > 0 {

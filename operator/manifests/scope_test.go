@@ -48,6 +48,12 @@ func TestNamespaceScopedInstall(t *testing.T) {
 			for _, r := range o.Object["rules"].([]any) {
 				switch g := r.(map[string]any)["apiGroups"].([]any)[0]; g {
 				case "apiextensions.k8s.io", "admissionregistration.k8s.io", "storagemigration.k8s.io":
+				case "demo.orkestra.io":
+					// The storage migration rewrites stored objects in every
+					// namespace: list and patch only.
+					if v := fmt.Sprint(r.(map[string]any)["verbs"]); v != "[list patch]" {
+						t.Fatalf("the ClusterRole grants %s %s beyond the storage migration's list and patch", g, v)
+					}
 				default:
 					t.Fatalf("the ClusterRole of a namespace-scoped install grants %s: %v", g, r)
 				}
