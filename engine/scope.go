@@ -7,7 +7,7 @@ import (
 )
 
 // Where the operator reads objects: one answer for its caches (operator) and
-// the RBAC of the install (operator/manifests), so that the two never
+// the RBAC of the install (manifests), so that the two never
 // disagree.
 
 // crNamespaces are the namespaces the entry's custom resources are

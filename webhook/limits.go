@@ -13,11 +13,12 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
+
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // InstallMemoryLimit is the container memory limit of the Deployment
-// `orkestra manifests` generates (operator/manifests reads it from here), and
+// `orkestra manifests` generates (manifests reads it from here), and
 // the memory the /convert budget is sized for when the process runs without
 // GOMEMLIMIT (the generated Deployment sets GOMEMLIMIT to its limit).
 const InstallMemoryLimit = 512 << 20

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orkspace/orkestra-cel/operator/manifests"
+	"github.com/orkspace/orkestra-cel/manifests"
 )
 
 // defaultImage is the image `orkestra manifests` installs: this release's

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/orkspace/orkestra-cel/operator/manifests"
+	"github.com/orkspace/orkestra-cel/manifests"
 )
 
 const websiteKatalog = "../../examples/website/katalog.yaml"
@@ -116,7 +116,7 @@ func TestManifestsCommand(t *testing.T) {
 		want, _ := os.ReadFile(filepath.Join("../../deploy/base", e.Name()))
 		got, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("deploy/base/%s differs from `orkestra manifests -f examples/website/katalog.yaml -o DIR`; run go generate ./operator/manifests/", e.Name())
+			t.Errorf("deploy/base/%s differs from `orkestra manifests -f examples/website/katalog.yaml -o DIR`; run go generate ./manifests/", e.Name())
 		}
 	}
 

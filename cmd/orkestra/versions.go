@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orkspace/orkestra-cel/lifecycle/versions"
-	"github.com/orkspace/orkestra-cel/operator/manifests"
+	"github.com/orkspace/orkestra-cel/manifests"
 )
 
 // versionsFlags are `orkestra versions`' own flags.

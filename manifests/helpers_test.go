@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	celgo "github.com/google/cel-go/cel"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
@@ -23,8 +24,8 @@ import (
 	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/manifests"
 	"github.com/orkspace/orkestra-cel/operator"
-	"github.com/orkspace/orkestra-cel/operator/manifests"
 )
 
 func init() { ctrllog.SetLogger(logr.Discard()) }

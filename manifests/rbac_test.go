@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	celgo "github.com/google/cel-go/cel"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -104,7 +105,7 @@ var eventRules = []rbacv1.PolicyRule{
 }
 
 func TestClusterRulesWebsite(t *testing.T) {
-	plan := compile(t, filepath.Join("..", "..", "examples", "website", "katalog.yaml"))
+	plan := compile(t, filepath.Join("..", "examples", "website", "katalog.yaml"))
 	a := Rules(plan)
 	rules, children, warnings := a.Cluster, a.Children, a.Warnings
 	want := []rbacv1.PolicyRule{

@@ -48,7 +48,7 @@ func TestMonitoringQueriesExportedMetrics(t *testing.T) {
 }
 
 func TestMonitoringObjects(t *testing.T) {
-	plan := compile(t, "../../examples/website/katalog.yaml")
+	plan := compile(t, "../examples/website/katalog.yaml")
 	in, err := Generate(plan, Options{Monitoring: true})
 	if err != nil {
 		t.Fatal(err)

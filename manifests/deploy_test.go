@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/orkspace/orkestra-cel/operator/manifests"
+	"github.com/orkspace/orkestra-cel/manifests"
 )
 
-var update = flag.Bool("update", false, "rewrite deploy/ from `orkestra manifests` (go generate ./operator/manifests/)")
+var update = flag.Bool("update", false, "rewrite deploy/ from `orkestra manifests` (go generate ./manifests/)")
 
 // deployLayout is what deploy/ must hold: the base is
 // `orkestra manifests -f examples/website/katalog.yaml -o deploy/base`, the
@@ -53,7 +53,7 @@ func deployLayout(t *testing.T) (files map[string][]byte, base, certManager *man
 }
 
 // TestDeployUpToDate: deploy/ is exactly what the generator produces (run
-// `go generate ./operator/manifests/` after changing the generator or the
+// `go generate ./manifests/` after changing the generator or the
 // example katalog).
 func TestDeployUpToDate(t *testing.T) {
 	files, _, _ := deployLayout(t)
@@ -89,7 +89,7 @@ func TestDeployUpToDate(t *testing.T) {
 	for name, want := range files {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("deploy/%s is out of date: run `go generate ./operator/manifests/`", name)
+			t.Errorf("deploy/%s is out of date: run `go generate ./manifests/`", name)
 		}
 	}
 }

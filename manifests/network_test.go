@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/orkspace/orkestra-cel/operator/manifests"
+	"github.com/orkspace/orkestra-cel/manifests"
 )
 
 func object(t *testing.T, us []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
