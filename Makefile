@@ -69,7 +69,7 @@ clean: ## remove build outputs (keeps the envtest cache)
 FUZZ_TARGETS := \
 	./katalog:FuzzLoad ./katalog:FuzzReadCRD ./engine/cel:FuzzParseTemplate ./engine/cel:FuzzCompileEval \
 	./engine/gotmpl:FuzzLegacy ./engine/conversion:FuzzStash ./webhook:FuzzConvertWebsite \
-	./webhook:FuzzConvertHandler ./webhook:FuzzDecodeJSON ./engine/gotmpl/migrate:FuzzMigrate
+	./webhook:FuzzConvertHandler ./engine/jsonval:FuzzDecodeJSON ./engine/gotmpl/migrate:FuzzMigrate
 FUZZTIME ?= 2m
 
 .PHONY: fuzz

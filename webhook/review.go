@@ -33,32 +33,32 @@ var errBadReview = errors.New("bad ConversionReview")
 // is a RawExtension holding both its raw bytes (a slice of body) and, when it
 // is a JSON object, the decoded *unstructured.Unstructured.
 func decodeReview(body []byte) (*apiextensionsv1.ConversionReview, error) {
-	d := &decoder{data: body}
+	d := jsonval.NewDecoder(body)
 	review := &apiextensionsv1.ConversionReview{}
 	requestSeen := false
-	err := d.object(func(key []byte) error {
+	err := d.Object(func(key []byte) error {
 		switch string(key) {
 		case "apiVersion":
-			s, err := d.optString()
+			s, err := optString(d)
 			review.APIVersion = s
 			return err
 		case "kind":
-			s, err := d.optString()
+			s, err := optString(d)
 			review.Kind = s
 			return err
 		case "request":
-			if null, err := d.isNull(); null || err != nil {
+			if null, err := d.IsNull(); null || err != nil {
 				return err
 			}
 			requestSeen = true
 			review.Request = &apiextensionsv1.ConversionRequest{}
 			return decodeRequest(d, review.Request)
 		default:
-			return d.skip()
+			return d.Skip()
 		}
 	})
 	if err == nil {
-		err = d.end()
+		err = d.End()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadReview, err)
@@ -74,53 +74,53 @@ func decodeReview(body []byte) (*apiextensionsv1.ConversionReview, error) {
 	return review, nil
 }
 
-func decodeRequest(d *decoder, req *apiextensionsv1.ConversionRequest) error {
-	return d.object(func(key []byte) error {
+func decodeRequest(d *jsonval.Decoder, req *apiextensionsv1.ConversionRequest) error {
+	return d.Object(func(key []byte) error {
 		switch string(key) {
 		case "uid":
-			s, err := d.optString()
+			s, err := optString(d)
 			req.UID = types.UID(s)
 			return err
 		case "desiredAPIVersion":
-			s, err := d.optString()
+			s, err := optString(d)
 			req.DesiredAPIVersion = s
 			return err
 		case "objects":
-			if null, err := d.isNull(); null || err != nil {
+			if null, err := d.IsNull(); null || err != nil {
 				return err
 			}
 			req.Objects = make([]runtime.RawExtension, 0, 8)
-			return d.array(func(int) error {
-				start := d.pos
+			return d.Array(func(int) error {
+				start := d.Offset()
 				var ext runtime.RawExtension
-				if d.peek() == '{' {
-					m, err := d.mapValue()
+				if d.Peek() == '{' {
+					m, err := d.MapValue()
 					if err != nil {
 						return err
 					}
 					ext.Object = &unstructured.Unstructured{Object: m}
-				} else if err := d.skip(); err != nil {
+				} else if err := d.Skip(); err != nil {
 					return err
 				}
-				ext.Raw = d.data[start:d.pos]
+				ext.Raw = d.Since(start)
 				req.Objects = append(req.Objects, ext)
 				return nil
 			})
 		default:
-			return d.skip()
+			return d.Skip()
 		}
 	})
 }
 
 // optString decodes a string or null.
-func (d *decoder) optString() (string, error) {
-	switch d.peek() {
+func optString(d *jsonval.Decoder) (string, error) {
+	switch d.Peek() {
 	case '"':
-		return d.string()
+		return d.String()
 	case 'n':
-		return "", d.literal("null")
+		return "", d.Literal("null")
 	}
-	return "", d.errorf("expected a string")
+	return "", d.Errorf("expected a string")
 }
 
 // Encoding of the response. The success response is assembled in one buffer

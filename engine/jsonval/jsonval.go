@@ -1,8 +1,10 @@
-// Package jsonval encodes the plain values expressions evaluate to and
-// unstructured objects are made of (map[string]any, []any, string, int64,
-// float64, bool, nil) as JSON: the text encoding/json writes with HTML
-// escaping off, with map keys sorted, without reflection. The /convert
-// response and the conversion stash annotation are written with it.
+// Package jsonval is the JSON codec of the plain values expressions evaluate
+// to and unstructured objects are made of (map[string]any, []any, string,
+// int64, float64, bool, nil). It encodes them as encoding/json writes them
+// with HTML escaping off, map keys sorted, without reflection (the /convert
+// response, the conversion stash annotation), decodes JSON in one pass into
+// them (decode.go: the ConversionReview on the /convert hot path), and
+// compares them as JSON does (equal.go).
 package jsonval
 
 import (

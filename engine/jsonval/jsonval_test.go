@@ -2,23 +2,11 @@ package jsonval
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"testing"
 )
 
 // stdEncode is what encoding/json writes with HTML escaping off.
-func stdEncode(t *testing.T, v any) ([]byte, error) {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 func TestAppendMatchesEncodingJSON(t *testing.T) {
 	values := []any{
 		nil, true, false, "", "plain", "q\"\\\n\r\t\b\f\x01\x1f", "<>&", "\u2028\u2029", "é€😀", "bad\xffutf8",

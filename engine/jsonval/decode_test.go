@@ -1,4 +1,4 @@
-package webhook
+package jsonval
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-
-	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 var jsonCorpus = []string{
@@ -26,7 +24,7 @@ var jsonCorpus = []string{
 }
 
 func decodeBoth(t testing.TB, in string) (mine any, myErr error, theirs any, theirErr error) {
-	mine, myErr = decodeJSON([]byte(in))
+	mine, myErr = Decode([]byte(in))
 	theirErr = utiljson.Unmarshal([]byte(in), &theirs)
 	return
 }
@@ -46,11 +44,11 @@ func TestDecodeJSONMatchesApimachinery(t *testing.T) {
 
 func TestDecodeJSONDepthLimit(t *testing.T) {
 	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
-	if _, err := decodeJSON([]byte(deep)); err == nil || !strings.Contains(err.Error(), "depth") {
+	if _, err := Decode([]byte(deep)); err == nil || !strings.Contains(err.Error(), "depth") {
 		t.Fatalf("nesting deeper than %d: got %v", maxDepth, err)
 	}
 	ok := strings.Repeat("[", 100) + strings.Repeat("]", 100)
-	if _, err := decodeJSON([]byte(ok)); err != nil {
+	if _, err := Decode([]byte(ok)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -86,7 +84,7 @@ func FuzzDecodeJSON(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, err := jsonval.Append(nil, mine)
+		got, err := Append(nil, mine)
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("%q: encoded %s (%v), encoding/json %s", in, got, err, want)
 		}

@@ -1,6 +1,7 @@
-package webhook
+package jsonval
 
-// A small JSON codec for the /convert hot path. A ConversionReview is decoded
+// The decoding half of the codec, for the /convert hot path (webhook's
+// review.go reads a ConversionReview with it). A ConversionReview is decoded
 // in one pass: the review's own fields into the apiextensions types, each
 // object straight into unstructured content (map[string]any with int64 for
 // integers, as k8s.io/apimachinery/pkg/util/json does), keeping a slice of
@@ -37,7 +38,7 @@ func (e *syntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.offset, e.msg)
 }
 
-type decoder struct {
+type Decoder struct {
 	data  []byte
 	pos   int
 	depth int
@@ -49,7 +50,7 @@ type decoder struct {
 const maxInternedKeys = 1024
 
 // key returns b as a string, interned.
-func (d *decoder) key(b []byte) string {
+func (d *Decoder) key(b []byte) string {
 	if s, ok := d.keys[string(b)]; ok {
 		return s
 	}
@@ -63,11 +64,11 @@ func (d *decoder) key(b []byte) string {
 	return s
 }
 
-func (d *decoder) errorf(format string, args ...any) error {
+func (d *Decoder) Errorf(format string, args ...any) error {
 	return &syntaxError{msg: fmt.Sprintf(format, args...), offset: d.pos}
 }
 
-func (d *decoder) skipSpace() {
+func (d *Decoder) skipSpace() {
 	for d.pos < len(d.data) {
 		switch d.data[d.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -79,7 +80,7 @@ func (d *decoder) skipSpace() {
 }
 
 // peek returns the next non-space byte, or 0 at the end of input.
-func (d *decoder) peek() byte {
+func (d *Decoder) Peek() byte {
 	d.skipSpace()
 	if d.pos >= len(d.data) {
 		return 0
@@ -87,51 +88,51 @@ func (d *decoder) peek() byte {
 	return d.data[d.pos]
 }
 
-func (d *decoder) unexpected() error {
+func (d *Decoder) unexpected() error {
 	if d.pos >= len(d.data) {
-		return d.errorf("unexpected end of input")
+		return d.Errorf("unexpected end of input")
 	}
-	return d.errorf("unexpected character %q", d.data[d.pos])
+	return d.Errorf("unexpected character %q", d.data[d.pos])
 }
 
 // expect consumes c (after optional space).
-func (d *decoder) expect(c byte) error {
-	if d.peek() != c {
+func (d *Decoder) expect(c byte) error {
+	if d.Peek() != c {
 		if d.pos >= len(d.data) {
-			return d.errorf("unexpected end of input, expected %q", c)
+			return d.Errorf("unexpected end of input, expected %q", c)
 		}
-		return d.errorf("unexpected character %q, expected %q", d.data[d.pos], c)
+		return d.Errorf("unexpected character %q, expected %q", d.data[d.pos], c)
 	}
 	d.pos++
 	return nil
 }
 
 // end checks that nothing but space follows the top-level value.
-func (d *decoder) end() error {
+func (d *Decoder) End() error {
 	if d.skipSpace(); d.pos < len(d.data) {
-		return d.errorf("unexpected data after the top-level value")
+		return d.Errorf("unexpected data after the top-level value")
 	}
 	return nil
 }
 
 // object iterates over the members of an object: f is called with each key,
-// the decoder positioned at the member's value, and must consume the value.
-func (d *decoder) object(f func(key []byte) error) error {
+// the Decoder positioned at the member's value, and must consume the value.
+func (d *Decoder) Object(f func(key []byte) error) error {
 	if err := d.expect('{'); err != nil {
 		return err
 	}
 	if d.depth++; d.depth > maxDepth {
-		return d.errorf("exceeded max depth")
+		return d.Errorf("exceeded max depth")
 	}
-	if d.peek() == '}' {
+	if d.Peek() == '}' {
 		d.pos++
 		d.depth--
 		return nil
 	}
 	var scratch [64]byte
 	for {
-		if d.peek() != '"' {
-			return d.errorf("expected a string key")
+		if d.Peek() != '"' {
+			return d.Errorf("expected a string key")
 		}
 		key, err := d.stringBytes(scratch[:0])
 		if err != nil {
@@ -144,7 +145,7 @@ func (d *decoder) object(f func(key []byte) error) error {
 		if err := f(key); err != nil {
 			return err
 		}
-		switch d.peek() {
+		switch d.Peek() {
 		case ',':
 			d.pos++
 		case '}':
@@ -158,14 +159,14 @@ func (d *decoder) object(f func(key []byte) error) error {
 }
 
 // array iterates over the items of an array; f must consume each item.
-func (d *decoder) array(f func(i int) error) error {
+func (d *Decoder) Array(f func(i int) error) error {
 	if err := d.expect('['); err != nil {
 		return err
 	}
 	if d.depth++; d.depth > maxDepth {
-		return d.errorf("exceeded max depth")
+		return d.Errorf("exceeded max depth")
 	}
-	if d.peek() == ']' {
+	if d.Peek() == ']' {
 		d.pos++
 		d.depth--
 		return nil
@@ -175,7 +176,7 @@ func (d *decoder) array(f func(i int) error) error {
 		if err := f(i); err != nil {
 			return err
 		}
-		switch d.peek() {
+		switch d.Peek() {
 		case ',':
 			d.pos++
 		case ']':
@@ -189,30 +190,30 @@ func (d *decoder) array(f func(i int) error) error {
 }
 
 // isNull consumes a null literal if one follows.
-func (d *decoder) isNull() (bool, error) {
-	if d.peek() != 'n' {
+func (d *Decoder) IsNull() (bool, error) {
+	if d.Peek() != 'n' {
 		return false, nil
 	}
-	return true, d.literal("null")
+	return true, d.Literal("null")
 }
 
-func (d *decoder) literal(lit string) error {
+func (d *Decoder) Literal(lit string) error {
 	if len(d.data)-d.pos < len(lit) || string(d.data[d.pos:d.pos+len(lit)]) != lit {
-		return d.errorf("invalid literal, expected %s", lit)
+		return d.Errorf("invalid literal, expected %s", lit)
 	}
 	d.pos += len(lit)
 	return nil
 }
 
 // value decodes any JSON value into unstructured content.
-func (d *decoder) value() (any, error) {
-	switch c := d.peek(); c {
+func (d *Decoder) Value() (any, error) {
+	switch c := d.Peek(); c {
 	case '{':
-		return d.mapValue()
+		return d.MapValue()
 	case '[':
 		var l []any
-		err := d.array(func(int) error {
-			v, err := d.value()
+		err := d.Array(func(int) error {
+			v, err := d.Value()
 			l = append(l, v)
 			return err
 		})
@@ -224,13 +225,13 @@ func (d *decoder) value() (any, error) {
 		}
 		return l, nil
 	case '"':
-		return d.string()
+		return d.String()
 	case 't':
-		return true, d.literal("true")
+		return true, d.Literal("true")
 	case 'f':
-		return false, d.literal("false")
+		return false, d.Literal("false")
 	case 'n':
-		return nil, d.literal("null")
+		return nil, d.Literal("null")
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
 			return d.number()
@@ -239,10 +240,10 @@ func (d *decoder) value() (any, error) {
 	}
 }
 
-func (d *decoder) mapValue() (map[string]any, error) {
+func (d *Decoder) MapValue() (map[string]any, error) {
 	m := make(map[string]any, 4)
-	err := d.object(func(key []byte) error {
-		v, err := d.value()
+	err := d.Object(func(key []byte) error {
+		v, err := d.Value()
 		m[d.key(key)] = v
 		return err
 	})
@@ -250,7 +251,7 @@ func (d *decoder) mapValue() (map[string]any, error) {
 }
 
 // string decodes a string value.
-func (d *decoder) string() (string, error) {
+func (d *Decoder) String() (string, error) {
 	start := d.pos + 1
 	// Fast path: no escapes, ASCII only.
 	for i := start; i < len(d.data); i++ {
@@ -271,7 +272,7 @@ func (d *decoder) string() (string, error) {
 // stringBytes decodes a string at d.pos (which holds the opening quote),
 // appending its content to buf. The result may alias d.data when the string
 // needs no unescaping, and is only valid until the next call.
-func (d *decoder) stringBytes(buf []byte) ([]byte, error) {
+func (d *Decoder) stringBytes(buf []byte) ([]byte, error) {
 	d.pos++ // opening quote
 	start := d.pos
 	for d.pos < len(d.data) {
@@ -294,10 +295,10 @@ func (d *decoder) stringBytes(buf []byte) ([]byte, error) {
 			d.pos++
 			return buf, nil
 		case c < 0x20:
-			return nil, d.errorf("invalid control character %q in string", c)
+			return nil, d.Errorf("invalid control character %q in string", c)
 		case c == '\\':
 			if d.pos+1 >= len(d.data) {
-				return nil, d.errorf("unexpected end of input in string escape")
+				return nil, d.Errorf("unexpected end of input in string escape")
 			}
 			e := d.data[d.pos+1]
 			d.pos += 2
@@ -317,7 +318,7 @@ func (d *decoder) stringBytes(buf []byte) ([]byte, error) {
 			case 'u':
 				r, ok := d.hex4()
 				if !ok {
-					return nil, d.errorf("invalid \\u escape in string")
+					return nil, d.Errorf("invalid \\u escape in string")
 				}
 				if utf16.IsSurrogate(r) {
 					// A high surrogate followed by a low one is one rune;
@@ -327,7 +328,7 @@ func (d *decoder) stringBytes(buf []byte) ([]byte, error) {
 						d.pos += 2
 						r2, ok := d.hex4()
 						if !ok {
-							return nil, d.errorf("invalid \\u escape in string")
+							return nil, d.Errorf("invalid \\u escape in string")
 						}
 						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
 							buf = utf8.AppendRune(buf, dec)
@@ -339,7 +340,7 @@ func (d *decoder) stringBytes(buf []byte) ([]byte, error) {
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
-				return nil, d.errorf("invalid escape character %q in string", e)
+				return nil, d.Errorf("invalid escape character %q in string", e)
 			}
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
@@ -354,10 +355,10 @@ func (d *decoder) stringBytes(buf []byte) ([]byte, error) {
 			d.pos += size
 		}
 	}
-	return nil, d.errorf("unexpected end of input in string")
+	return nil, d.Errorf("unexpected end of input in string")
 }
 
-func (d *decoder) hex4() (rune, bool) {
+func (d *Decoder) hex4() (rune, bool) {
 	if d.pos+4 > len(d.data) {
 		return 0, false
 	}
@@ -380,7 +381,7 @@ func (d *decoder) hex4() (rune, bool) {
 }
 
 // number decodes a number: int64 when it is an integer that fits, else float64.
-func (d *decoder) number() (any, error) {
+func (d *Decoder) number() (any, error) {
 	start := d.pos
 	i := d.pos
 	if i < len(d.data) && d.data[i] == '-' {
@@ -395,7 +396,7 @@ func (d *decoder) number() (any, error) {
 		}
 	default:
 		d.pos = i
-		return nil, d.errorf("invalid number")
+		return nil, d.Errorf("invalid number")
 	}
 	integer := true
 	if i < len(d.data) && d.data[i] == '.' {
@@ -403,7 +404,7 @@ func (d *decoder) number() (any, error) {
 		i++
 		if i >= len(d.data) || d.data[i] < '0' || d.data[i] > '9' {
 			d.pos = i
-			return nil, d.errorf("invalid number: digits expected after the decimal point")
+			return nil, d.Errorf("invalid number: digits expected after the decimal point")
 		}
 		for i < len(d.data) && d.data[i] >= '0' && d.data[i] <= '9' {
 			i++
@@ -417,7 +418,7 @@ func (d *decoder) number() (any, error) {
 		}
 		if i >= len(d.data) || d.data[i] < '0' || d.data[i] > '9' {
 			d.pos = i
-			return nil, d.errorf("invalid number: digits expected in the exponent")
+			return nil, d.Errorf("invalid number: digits expected in the exponent")
 		}
 		for i < len(d.data) && d.data[i] >= '0' && d.data[i] <= '9' {
 			i++
@@ -448,28 +449,28 @@ func (d *decoder) number() (any, error) {
 	f, err := strconv.ParseFloat(string(s), 64)
 	if err != nil {
 		d.pos = start
-		return nil, d.errorf("number %s out of range", s)
+		return nil, d.Errorf("number %s out of range", s)
 	}
 	return f, nil
 }
 
 // skip validates and skips one value.
-func (d *decoder) skip() error {
-	switch c := d.peek(); c {
+func (d *Decoder) Skip() error {
+	switch c := d.Peek(); c {
 	case '{':
-		return d.object(func([]byte) error { return d.skip() })
+		return d.Object(func([]byte) error { return d.Skip() })
 	case '[':
-		return d.array(func(int) error { return d.skip() })
+		return d.Array(func(int) error { return d.Skip() })
 	case '"':
 		var scratch [64]byte
 		_, err := d.stringBytes(scratch[:0])
 		return err
 	case 't':
-		return d.literal("true")
+		return d.Literal("true")
 	case 'f':
-		return d.literal("false")
+		return d.Literal("false")
 	case 'n':
-		return d.literal("null")
+		return d.Literal("null")
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
 			_, err := d.number()
@@ -479,12 +480,21 @@ func (d *decoder) skip() error {
 	}
 }
 
-// decodeJSON decodes one JSON document into unstructured content.
-func decodeJSON(data []byte) (any, error) {
-	d := &decoder{data: data}
-	v, err := d.value()
+// NewDecoder decodes data.
+func NewDecoder(data []byte) *Decoder { return &Decoder{data: data} }
+
+// Offset is the byte offset the decoder has reached.
+func (d *Decoder) Offset() int { return d.pos }
+
+// Since returns the bytes from offset start to the current offset.
+func (d *Decoder) Since(start int) []byte { return d.data[start:d.pos] }
+
+// Decode decodes one JSON document into unstructured content.
+func Decode(data []byte) (any, error) {
+	d := &Decoder{data: data}
+	v, err := d.Value()
 	if err != nil {
 		return nil, err
 	}
-	return v, d.end()
+	return v, d.End()
 }
