@@ -218,85 +218,8 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 		in.add(FileAdmission, o)
 	}
 
-	// RBAC.
-	access := Rules(plan)
-	rules := access.Cluster
-	in.Children, in.Warnings = access.Children, access.Warnings
-	var watched []rbacv1.PolicyRule
-	if opts.WatchNamespace != "" {
-		// What reconciling needs goes to a Role in the watched namespace;
-		// the storage migration and the admission policies below stay
-		// cluster-wide (stored objects anywhere must move).
-		if rules, watched, err = namespaceScoped(plan, rules); err != nil {
-			return nil, err
-		}
-	}
-	// The storage migration (on by default in orkestra run) reads and
-	// patches every katalog CRD (progress annotation), writes its status
-	// (storedVersions, condition) and rewrites its objects; the built-in
-	// certificate mode patches the CA bundle into the CRDs converting
-	// through the webhook, a subset of those. list and watch name the CRDs
-	// with a field selector.
-	rules = mergeRules(append(rules, StorageMigrationRules(plan)...))
-	if len(policies) > 0 {
-		// orkestra run applies the policies at start and removes those the
-		// katalog no longer declares.
-		rules = mergeRules(append(rules, rbacv1.PolicyRule{
-			APIGroups: []string{"admissionregistration.k8s.io"},
-			Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
-			Verbs:     []string{"get", "list", "create", "patch", "delete"},
-		}))
-	}
-	clusterName := ns + ":" + opts.Name
-	in.add(FileRBAC, &corev1.ServiceAccount{
-		TypeMeta:   typeMeta("v1", "ServiceAccount"),
-		ObjectMeta: metav1.ObjectMeta{Name: in.ServiceAccount, Namespace: ns, Labels: labels},
-	})
-	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: in.ServiceAccount, Namespace: ns}}
-	if opts.WatchNamespace != "" {
-		in.addRole(opts.WatchNamespace, in.watchRoleName(), labels, watched, subjects)
-	}
-	if len(rules) > 0 {
-		in.add(FileRBAC, &rbacv1.ClusterRole{
-			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels},
-			Rules:      rules,
-		})
-		in.add(FileRBAC, &rbacv1.ClusterRoleBinding{
-			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
-			Subjects:   subjects,
-		})
-	}
-	// In its own namespace: the leader election Lease and the built-in
-	// certificate Secret, by name. create cannot be restricted to a name.
-	roleRules := []rbacv1.PolicyRule{
-		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"create"}},
-		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, ResourceNames: []string{in.LeaseName}, Verbs: []string{"get", "update"}},
-	}
-	if !opts.CertManager {
-		roleRules = append(roleRules,
-			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
-			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{in.SecretName}, Verbs: []string{"get", "list", "watch", "update"}},
-		)
-	}
-	// The katalog's namespaced grants (entries limited to namespaces, copy
-	// sources): a Role and RoleBinding in each namespace, the operator's own
-	// namespace included.
-	access.Namespaced[ns] = append(roleRules, access.Namespaced[ns]...)
-	for _, rns := range sortedKeys(access.Namespaced) {
-		in.add(FileRBAC, &rbacv1.Role{
-			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "Role"),
-			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: rns, Labels: labels},
-			Rules:      access.Namespaced[rns],
-		})
-		in.add(FileRBAC, &rbacv1.RoleBinding{
-			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
-			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: rns, Labels: labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: opts.Name},
-			Subjects:   subjects,
-		})
+	if err := in.rbac(plan, labels, len(policies) > 0); err != nil {
+		return nil, err
 	}
 
 	// The katalog's files.
@@ -647,4 +570,94 @@ func clean(m map[string]any) {
 			}
 		}
 	}
+}
+
+// rbac adds the install's ServiceAccount, ClusterRole, Roles and bindings:
+// least privilege derived from the plan (Rules), the storage migration's,
+// the policy management of orkestra run when the katalog has admission
+// rules, and the leader election Lease and certificate Secret by name.
+func (in *Install) rbac(plan *engine.Plan, labels map[string]string, managesPolicies bool) error {
+	opts, ns := in.Options, in.Options.Namespace
+	var err error
+	access := Rules(plan)
+	rules := access.Cluster
+	in.Children, in.Warnings = access.Children, access.Warnings
+	var watched []rbacv1.PolicyRule
+	if opts.WatchNamespace != "" {
+		// What reconciling needs goes to a Role in the watched namespace;
+		// the storage migration and the admission policies below stay
+		// cluster-wide (stored objects anywhere must move).
+		if rules, watched, err = namespaceScoped(plan, rules); err != nil {
+			return err
+		}
+	}
+	// The storage migration (on by default in orkestra run) reads and
+	// patches every katalog CRD (progress annotation), writes its status
+	// (storedVersions, condition) and rewrites its objects; the built-in
+	// certificate mode patches the CA bundle into the CRDs converting
+	// through the webhook, a subset of those. list and watch name the CRDs
+	// with a field selector.
+	rules = mergeRules(append(rules, StorageMigrationRules(plan)...))
+	if managesPolicies {
+		// orkestra run applies the policies at start and removes those the
+		// katalog no longer declares.
+		rules = mergeRules(append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{"admissionregistration.k8s.io"},
+			Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
+			Verbs:     []string{"get", "list", "create", "patch", "delete"},
+		}))
+	}
+	clusterName := ns + ":" + opts.Name
+	in.add(FileRBAC, &corev1.ServiceAccount{
+		TypeMeta:   typeMeta("v1", "ServiceAccount"),
+		ObjectMeta: metav1.ObjectMeta{Name: in.ServiceAccount, Namespace: ns, Labels: labels},
+	})
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: in.ServiceAccount, Namespace: ns}}
+	if opts.WatchNamespace != "" {
+		in.addRole(opts.WatchNamespace, in.watchRoleName(), labels, watched, subjects)
+	}
+	if len(rules) > 0 {
+		in.add(FileRBAC, &rbacv1.ClusterRole{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels},
+			Rules:      rules,
+		})
+		in.add(FileRBAC, &rbacv1.ClusterRoleBinding{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
+			Subjects:   subjects,
+		})
+	}
+	// In its own namespace: the leader election Lease and the built-in
+	// certificate Secret, by name. create cannot be restricted to a name.
+	roleRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, ResourceNames: []string{in.LeaseName}, Verbs: []string{"get", "update"}},
+	}
+	if !opts.CertManager {
+		roleRules = append(roleRules,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{in.SecretName}, Verbs: []string{"get", "list", "watch", "update"}},
+		)
+	}
+	// The katalog's namespaced grants (entries limited to namespaces, copy
+	// sources): a Role and RoleBinding in each namespace, the operator's own
+	// namespace included.
+	access.Namespaced[ns] = append(roleRules, access.Namespaced[ns]...)
+	for _, rns := range sortedKeys(access.Namespaced) {
+		in.add(FileRBAC, &rbacv1.Role{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "Role"),
+			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: rns, Labels: labels},
+			Rules:      access.Namespaced[rns],
+		})
+		in.add(FileRBAC, &rbacv1.RoleBinding{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: rns, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: opts.Name},
+			Subjects:   subjects,
+		})
+	}
+
+	return nil
 }

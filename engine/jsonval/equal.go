@@ -40,6 +40,11 @@ func Equal(a, b any) bool {
 		}
 		return true
 	}
+	if x, ok := a.(int64); ok {
+		if y, ok := b.(int64); ok {
+			return x == y // exact beyond 2^53
+		}
+	}
 	if x, ok := Number(a); ok {
 		y, ok := Number(b)
 		return ok && x == y

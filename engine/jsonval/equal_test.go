@@ -18,6 +18,8 @@ func TestEqual(t *testing.T) {
 		{[]any{int64(1)}, []any{int64(1), int64(2)}, false},
 		{[]any{"a"}, []any{"b"}, false},
 		{true, "true", false},
+		{int64(1<<53 + 1), int64(1 << 53), false}, // exact beyond 2^53
+		{int64(1<<53 + 1), int64(1<<53 + 1), true},
 	}
 	for _, c := range cases {
 		if got := Equal(c.a, c.b); got != c.want {
