@@ -23,6 +23,7 @@ import (
 	"github.com/orkspace/orkestra-cel/engine"
 	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
+	"github.com/orkspace/orkestra-cel/envassets"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/manifests"
 	"github.com/orkspace/orkestra-cel/operator"
@@ -51,15 +52,9 @@ func repoRoot(t testing.TB) string {
 // startEnv starts a kube-apiserver and etcd; missing binaries fail the test.
 func startEnv(t *testing.T) *rest.Config {
 	t.Helper()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		dir := filepath.Join(repoRoot(t), "bin", "envtest")
-		if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err == nil {
-			assets = dir
-		}
-	}
-	if assets == "" {
-		t.Fatal("no envtest binaries: run `export KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh)` (it builds kube-apiserver and etcd) and run the tests again")
+	assets, err := envassets.Find(t.Context(), "", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
 	cfg, err := env.Start()

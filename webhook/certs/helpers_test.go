@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	celgo "github.com/google/cel-go/cel"
 	"github.com/prometheus/client_golang/prometheus"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,11 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/go-logr/logr"
 	"github.com/orkspace/orkestra-cel/engine"
 	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
+	"github.com/orkspace/orkestra-cel/envassets"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/webhook"
 )
@@ -57,14 +59,9 @@ func repoRoot(t *testing.T) string {
 // this behaviour needs a real API server.
 func startEnv(t *testing.T) *rest.Config {
 	t.Helper()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		if dir := filepath.Join(repoRoot(t), "bin", "envtest"); fileExists(filepath.Join(dir, "kube-apiserver")) && fileExists(filepath.Join(dir, "etcd")) {
-			assets = dir
-		}
-	}
-	if assets == "" {
-		t.Fatal("no envtest binaries: run `export KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh)` (it builds kube-apiserver and etcd) and run the tests again")
+	assets, err := envassets.Find(t.Context(), "", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
 	cfg, err := env.Start()
@@ -77,11 +74,6 @@ func startEnv(t *testing.T) *rest.Config {
 		}
 	})
 	return cfg
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 func loadPlan(t *testing.T, file string) *engine.Plan {
