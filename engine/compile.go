@@ -63,6 +63,12 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			DependsOn:  src.DependsOn,
 		}
 		c.vars = nil
+		c.view = src.Schema()
+		if src.Normalize != nil {
+			e.Normalize = c.normalize(src)
+		}
+		c.entryLegacySelf = auditRoot(src, c.view)
+		c.legacySelf = c.entryLegacySelf
 		if e.ReadsChildren = mentionsChildren(src); e.ReadsChildren {
 			// (An environment with children is built only where needed.)
 			c.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
@@ -98,6 +104,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 			}
 		}
 		c.vars = nil // a conversion sees only the object converted
+		c.legacySelf, c.entryLegacySelf, c.view = nil, nil, nil
 		e.Admission = c.admission(src)
 		e.Timed = c.timed
 		if src.Conversion != nil {
@@ -171,6 +178,12 @@ type compiler struct {
 	// forEach declaration adds .item and friends to it).
 	vars       []Var
 	legacySelf *structuralschema.Structural
+	// entryLegacySelf is the entry's own legacy root outside forEach: nil,
+	// or self with ._normalizeChanges when normalize audits.
+	entryLegacySelf *structuralschema.Structural
+	// view is the schema of the custom resource as the entry's expressions
+	// read it: the CRD version's, with the fields normalize adds.
+	view *structuralschema.Structural
 	// timed are the entry's values and conditions that read the clock.
 	timed []Timed
 }
@@ -224,7 +237,7 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 	base := "operatorBox." + r.FieldPath()
 	t := target{
 		field:       base,
-		self:        e.Schema(),
+		self:        c.view,
 		selfVersion: e.APITypes.Version,
 		coerce:      CoerceTyped,
 		allowRandom: func(field string) bool { return r.Once && strings.HasPrefix(field, base+".data.") },
@@ -255,7 +268,7 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 	}
 	if !hasName {
 		name := "${self.metadata.name}-" + kind.NameSuffix
-		expr, diags := c.b.CEL.CompileValue(name, &Context{Entry: c.entry, Field: base + ".name", Pos: r.Pos, Self: e.Schema(), SelfVersion: e.APITypes.Version, Expected: kind.Fields["name"], CostLimit: c.opts.CostLimit, Vars: c.vars})
+		expr, diags := c.b.CEL.CompileValue(name, &Context{Entry: c.entry, Field: base + ".name", Pos: r.Pos, Self: c.view, SelfVersion: e.APITypes.Version, Expected: kind.Fields["name"], CostLimit: c.opts.CostLimit, Vars: c.vars})
 		c.diags = append(c.diags, diags...)
 		if expr != nil {
 			fields = append([]NodeField{{Key: "name", Value: NewExpr(base+".name", expr)}}, fields...)
@@ -339,7 +352,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 			c.errorf(x.Pos, f, "a condition must be a CEL string such as \"self.spec.enabled\", got %s %s", x.Kind, x.Str)
 			continue
 		}
-		ctx := &Context{Entry: c.entry, Field: f, Pos: x.ContentPos(), Self: c.selfFor(Classify(x.Str), e.Schema()), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit, Vars: c.vars}
+		ctx := &Context{Entry: c.entry, Field: f, Pos: x.ContentPos(), Self: c.selfFor(Classify(x.Str), c.view), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit, Vars: c.vars}
 		backend := c.b.CEL
 		switch Classify(x.Str) {
 		case Legacy:
@@ -364,7 +377,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 		if c.b.Legacy == nil {
 			c.errorf(w.Pos, field, "structured conditions need the legacy adapter, which is not enabled in this build")
 		} else {
-			ctx := &Context{Entry: c.entry, Field: field, Pos: w.Pos, Self: c.selfFor(Legacy, e.Schema()), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
+			ctx := &Context{Entry: c.entry, Field: field, Pos: w.Pos, Self: c.selfFor(Legacy, c.view), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
 			cond, diags := c.b.Legacy.CompileStructured(w.Conditions, all, ctx)
 			c.diags = append(c.diags, diags...)
 			c.exprs += len(w.Conditions)
@@ -419,7 +432,7 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 		}
 		expected = s
 	}
-	t := target{field: field + ".value", self: e.Schema(), selfVersion: e.APITypes.Version, coerce: CoerceTyped}
+	t := target{field: field + ".value", self: c.view, selfVersion: e.APITypes.Version, coerce: CoerceTyped}
 	switch {
 	case expected != nil && f.Type != "" && f.Type != "auto" && !typeAgrees(f.Type, expected):
 		// The schema wins: the API server would refuse the other type.

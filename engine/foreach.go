@@ -53,7 +53,7 @@ func (c *compiler) forEach(e *katalog.CRDEntry, r *katalog.Resource, base string
 	if fe.Limit <= 0 {
 		fe.Limit = DefaultMaxForEach
 	}
-	s := e.Schema()
+	s := c.view
 	for i, seg := range src.Path {
 		if s == nil || s.XPreserveUnknownFields && property(s, seg) == nil {
 			s = nil
@@ -111,7 +111,10 @@ func (c *compiler) beginForEach(e *katalog.CRDEntry, fe *ForEach) {
 		vars = append(vars, Var{Name: fe.As, Schema: fe.itemSchema})
 	}
 	c.vars = vars
-	self := e.Schema()
+	self := c.view
+	if c.entryLegacySelf != nil {
+		self = c.entryLegacySelf
+	}
 	root := structuralschema.Structural{}
 	if self != nil {
 		root = *self
@@ -141,7 +144,7 @@ func (c *compiler) beginForEach(e *katalog.CRDEntry, fe *ForEach) {
 
 // endForEach restores what beginForEach changed.
 func (c *compiler) endForEach(vars []Var) {
-	c.vars, c.legacySelf = vars, nil
+	c.vars, c.legacySelf = vars, c.entryLegacySelf
 }
 
 // checkItemIdentity fails a forEach declaration whose name and namespace do

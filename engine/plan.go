@@ -75,6 +75,9 @@ type Entry struct {
 	// Admission is what the entry asks the API server to enforce; nil when
 	// it declares no validation or mutation rules.
 	Admission *Admission
+	// Normalize rewrites spec fields of a copy of the custom resource before
+	// anything above reads it (Normalize.Apply); nil: none.
+	Normalize *Normalize
 	// Timed are the values and conditions of the entry that read the clock
 	// (weekday, timeInWindow, time: conditions, …): the operator reconciles
 	// again when the first of them may change (engine.NextChange).

@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -46,6 +46,9 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	d.apiTypes(e, o["apiTypes"])
 	d.admission(e, o)
 	d.deprecation(e, o)
+	if f, ok := o["normalize"]; ok {
+		d.normalize(e, f)
+	}
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
 		at, field := resolve(o["crFiles"].value).Content[i], fmt.Sprintf("crFiles[%d]", i)
 		p := resolvePath(d.dirOf(at, dir), f)

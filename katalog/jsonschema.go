@@ -84,7 +84,10 @@ func entrySchema(listForm bool) map[string]any {
 		"deprecationWarning":   str(),
 		"validation":           validationSchema(),
 		"mutation":             mutationSchema(),
-		"admission":            obj(admissionKeys, map[string]any{"validation": validationSchema(), "mutation": mutationSchema()}, false),
+		"normalize": desc("Spec fields rewritten on a copy of the custom resource before the entry's expressions read it (never written back).",
+			obj(normalizeKeys, map[string]any{"audit": boolean(), "spec": map[string]any{"type": "object", "additionalProperties": true},
+				"types": map[string]any{"type": "object", "additionalProperties": enumOf(normalizeTypes)}}, false)),
+		"admission": obj(admissionKeys, map[string]any{"validation": validationSchema(), "mutation": mutationSchema()}, false),
 	}, false)
 	if listForm {
 		s["required"] = []string{"name"}
@@ -209,6 +212,14 @@ func arr(items any) map[string]any {
 }
 func oneOf(alts ...any) map[string]any { return map[string]any{"anyOf": alts} }
 func enum(vals ...any) map[string]any  { return map[string]any{"enum": vals} }
+
+func enumOf(vals []string) map[string]any {
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		out[i] = v
+	}
+	return enum(out...)
+}
 
 func desc(d string, s map[string]any) map[string]any {
 	s["description"] = d

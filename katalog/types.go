@@ -108,6 +108,9 @@ type CRDEntry struct {
 	Namespaced *bool
 	// DependsOn lists the entries this entry's reconciles wait for.
 	DependsOn []*Dependency
+	// Normalize rewrites spec fields before the entry's expressions read
+	// the custom resource; nil when the entry declares none.
+	Normalize *Normalize
 	// Namespaces restricts which custom resources the entry reconciles and
 	// where its children may go; nil when the entry does not restrict.
 	Namespaces *NamespaceRules

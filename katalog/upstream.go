@@ -73,7 +73,6 @@ var upstreamKeys = map[string]upstreamKey{
 	"serve":             {why: "upstream's gateway exposes a REST surface that creates custom resources with its own tokens; this runtime serves none — create the resources with kubectl or your GitOps tool under Kubernetes RBAC"},
 	"enrich":            {why: "upstream embeds extra data (pods, events) into children before templates read them; read the children themselves (.children) instead"},
 	"enrichAll":         {why: "upstream embeds extra data (pods, events) into children before templates read them; read the children themselves (.children) instead"},
-	"normalize":         {why: "upstream rewrites spec fields before rendering; apply the same change in the expressions that read them (CEL lowerAscii(), trim(), …)"},
 	"labelSelector":     {why: "it narrows which objects the entry reconciles; write the selection as a when: condition on the resources, or use allowedNamespaces"},
 	"fieldSelector":     {why: "it narrows which objects the entry reconciles; write the selection as a when: condition on the resources, or use allowedNamespaces"},
 	"ignoreStatusPatch": {why: "it stops status writes; remove the status block instead"},

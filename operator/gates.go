@@ -56,7 +56,11 @@ func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[stri
 	if e.entry.Gate == nil {
 		return true, nil
 	}
-	s := engine.NewScope(cr.Object)
+	self, err := e.entry.Normalize.Apply(cr.Object)
+	if err != nil {
+		return false, fmt.Errorf("operatorBox.preReconcile: %w", err)
+	}
+	s := engine.NewScope(self)
 	s.Children, s.Vars = kids, map[string]any{engine.ChildrenVar: kids}
 	ok, err := e.entry.Gate.Eval(s)
 	if err != nil {

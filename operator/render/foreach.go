@@ -68,7 +68,7 @@ func (it item) describe() string {
 func (r *renderer) forEachItems(rs *engine.Resource) ([]item, error) {
 	fe := rs.ForEach
 	field := rs.Fields.Field + ".forEach"
-	var cur any = r.cr.Object
+	var cur any = r.scope.Self
 	for _, seg := range fe.Path {
 		m, ok := cur.(map[string]any)
 		if !ok {
@@ -115,8 +115,8 @@ func (r *renderer) forEachItems(rs *engine.Resource) ([]item, error) {
 // and, for a map, value; a legacy template reads .item (or the alias),
 // .index and .value at the root of the object, as upstream.
 func (r *renderer) itemScope(fe *engine.ForEach, it item) *engine.Scope {
-	self := make(map[string]any, len(r.cr.Object)+4)
-	for k, v := range r.cr.Object {
+	self := make(map[string]any, len(r.scope.Self)+4)
+	for k, v := range r.scope.Self {
 		self[k] = v
 	}
 	vars := make(map[string]any, len(r.scope.Vars)+4)

@@ -183,7 +183,12 @@ func Render(entry *engine.Entry, cr *unstructured.Unstructured) (*Result, error)
 // RenderWith renders the hooks opts names (all when nil) and, unless
 // opts.SkipStatus, the status.
 func RenderWith(entry *engine.Entry, cr *unstructured.Unstructured, opts Options) (*Result, error) {
-	scope := engine.NewScope(cr.Object)
+	r := &renderer{entry: entry, cr: cr, opts: opts}
+	self, err := entry.Normalize.Apply(cr.Object)
+	if err != nil {
+		return nil, r.errorf("normalize", err)
+	}
+	scope := engine.NewScope(self)
 	kids := opts.Children
 	if kids == nil && entry.ReadsChildren {
 		// None observed: every declared kind, empty.
@@ -191,7 +196,7 @@ func RenderWith(entry *engine.Entry, cr *unstructured.Unstructured, opts Options
 	}
 	scope.Children = kids
 	scope.Vars = map[string]any{engine.ChildrenVar: kids}
-	r := &renderer{entry: entry, cr: cr, scope: scope, opts: opts}
+	r.scope = scope
 	return r.render()
 }
 
