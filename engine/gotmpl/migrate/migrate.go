@@ -189,6 +189,18 @@ func (r *recorder) WithNotes(notes []*katalog.Note) (engine.LegacyBackend, katal
 	return r, d
 }
 
+// TranslateStructuredCEL lets admission rules compile as they do outside
+// migrate (they run as the API server's CEL and are not migrated).
+func (r *recorder) TranslateStructuredCEL(c *katalog.Condition, ctx *engine.Context) (string, error) {
+	return r.inner.TranslateStructuredCEL(c, ctx)
+}
+
+// The recorder stands in for the legacy backend, optional interfaces included.
+var (
+	_ engine.StructuredCEL = (*recorder)(nil)
+	_ engine.NotesBackend  = (*recorder)(nil)
+)
+
 func (r *recorder) CompileValue(src string, ctx *engine.Context) (engine.Expr, katalog.Diagnostics) {
 	e, d := r.inner.CompileValue(src, ctx)
 	r.recs = append(r.recs, &record{kind: Value, src: src, ctx: *ctx, expr: e})

@@ -433,3 +433,48 @@ func sameExceptSecrets(a, b string) bool {
 }
 
 var _ = schema.GroupVersionKind{}
+
+// A katalog with structured admission rules migrates like any other: the
+// rules compile to the API server's CEL at load (they are not migrated),
+// and the values around them are. (The recorder once hid the legacy
+// backend's structured-rule translator, so every upstream katalog with a
+// validation block was refused as "does not check".)
+func TestMigrateWithStructuredValidationRules(t *testing.T) {
+	dir := copyDir(t, example)
+	src := `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata:
+  name: rules
+spec:
+  crds:
+    webapp:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
+      validation:
+        rules:
+          - field: spec.replicas
+            operator: lessThan
+            value: "10"
+            message: at most 9 replicas
+      operatorBox:
+        onCreate:
+          configMaps:
+            - name: "{{ .metadata.name }}"
+              data:
+                ok: "{{ .spec.replicas }}"
+`
+	path := filepath.Join(dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Options{Files: []string{path}, Count: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Translated) != 2 || !res.Equivalent() || len(res.Check) > 0 {
+		t.Fatalf("translated %d, left %d, mismatches %v, check %v", len(res.Translated), len(res.Left), res.Mismatches, res.Check)
+	}
+	if got := string(res.Files[0].Migrated); !strings.Contains(got, "operator: lessThan") {
+		t.Errorf("the validation rule was rewritten:\n%s", got)
+	}
+}
