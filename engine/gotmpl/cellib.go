@@ -1,8 +1,11 @@
 package gotmpl
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"text/template"
 	"sync/atomic"
 	"time"
 
@@ -76,6 +79,21 @@ func (legacyLib) CompileOptions() []cel.EnvOption {
 				cel.BinaryBinding(celStr))),
 	}
 	opts = append(opts,
+		cel.Function("legacy.print",
+			cel.Overload("legacy_print_dyn", []*cel.Type{cel.DynType}, cel.StringType,
+				cel.UnaryBinding(func(v ref.Val) ref.Val { return types.String(printLegacy(celNative(v))) }))),
+		cel.Function("legacy.field",
+			cel.Overload("legacy_field_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.OptionalType(cel.DynType),
+				cel.BinaryBinding(celField))),
+		cel.Function("legacy.truth",
+			cel.Overload("legacy_truth_dyn", []*cel.Type{cel.DynType}, cel.BoolType,
+				cel.UnaryBinding(func(v ref.Val) ref.Val {
+					ok, _ := template.IsTrue(celNative(v))
+					return types.Bool(ok)
+				}))),
+		cel.Function("legacy.value",
+			cel.Overload("legacy_value_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.OptionalType(cel.DynType),
+				cel.BinaryBinding(celValue))),
 		cel.Function("legacy.typeOf",
 			cel.Overload("legacy_typeOf_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.StringType,
 				cel.BinaryBinding(func(obj, path ref.Val) ref.Val {
@@ -173,6 +191,65 @@ func celLookup(obj ref.Val, segs []string) any {
 		cur = v
 	}
 	return celNative(cur)
+}
+
+// printLegacy is a value as a legacy template action prints it (Go's %v,
+// text/template's printValue), nil as "" (its "<no value>" is removed).
+func printLegacy(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// celValue is legacy.value(v, mode): an untyped field read by a plain
+// legacy reference, printed, trimmed and parsed for the target as the
+// legacy engine does (Template.Eval); none where it left the target unset
+// (a null field, an empty rendering into a typed one).
+func celValue(v, mode ref.Val) ref.Val {
+	name, ok := mode.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(mode)
+	}
+	c, ok := coercionNamed(string(name))
+	if !ok {
+		return types.NewErr("legacy.value: unknown coercion %q", string(name))
+	}
+	x := celNative(v)
+	if x == nil {
+		return types.OptionalNone
+	}
+	out, err := c.coerce(finish(printLegacy(x)))
+	if errors.Is(err, engine.ErrAbsent) {
+		return types.OptionalNone
+	}
+	if err != nil {
+		return types.NewErr("%v", err)
+	}
+	return types.OptionalOf(types.DefaultTypeAdapter.NativeToValue(out))
+}
+
+// celField is legacy.field(v, key): a field of an untyped value as a
+// legacy template reads it — none when the map lacks it, a failure when
+// the value is null or not a map ("nil pointer evaluating", "can't
+// evaluate field").
+func celField(v, key ref.Val) ref.Val {
+	k, ok := key.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(key)
+	}
+	if _, null := v.(types.Null); null {
+		return types.NewErr("nil pointer evaluating interface {}.%s", string(k))
+	}
+	m, ok := v.(traits.Mapper)
+	if !ok {
+		return types.NewErr("can't evaluate field %s in type %s", string(k), v.Type().TypeName())
+	}
+	x, found := m.Find(k)
+	if !found {
+		return types.OptionalNone
+	}
+	return types.OptionalOf(x)
 }
 
 func celNative(v ref.Val) any {

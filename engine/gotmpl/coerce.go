@@ -27,6 +27,32 @@ const (
 	modeAuto // a status field's type: auto: int, float, bool, else the string
 )
 
+// modeNames name the modes in legacy.value's CEL calls.
+var modeNames = map[coerceMode]string{
+	modeString: "string", modeInteger: "integer", modeNumber: "number", modeBoolean: "boolean",
+	modeObject: "object", modeArray: "array", modeIntOrString: "int-or-string", modeGuess: "guess", modeAuto: "auto",
+}
+
+// name names the coercion in legacy.value's CEL calls: the mode, and
+// "+null" when an empty rendering is null.
+func (c coercion) name() string {
+	if c.emptyNull {
+		return modeNames[c.mode] + "+null"
+	}
+	return modeNames[c.mode]
+}
+
+// coercionNamed is the coercion of a name (false: none).
+func coercionNamed(name string) (coercion, bool) {
+	base, emptyNull := strings.CutSuffix(name, "+null")
+	for m, n := range modeNames {
+		if n == base {
+			return coercion{mode: m, emptyNull: emptyNull}, true
+		}
+	}
+	return coercion{}, false
+}
+
 type coercion struct {
 	mode coerceMode
 	// emptyNull: an empty rendering is null (CoerceGuess, as the original

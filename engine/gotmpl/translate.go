@@ -180,6 +180,14 @@ func (t *translator) str(v val, n parse.Node) val {
 			t.failf(n, "a computed number that may be missing has no exact CEL form")
 		}
 		return val{kind: vString, expr: v.render, prec: precTernary, nonEmpty: true, noEdgeSpace: true, noSpace: true, ascii: true, fails: v.fails, failsOther: v.failsOther}
+	case vOther:
+		if v.dyn && v.plain != nil {
+			out := val{kind: vString, prec: precPrimary, fails: v.fails, failsOther: v.failsOther, expr: "legacy.print(" + v.expr + ")"}
+			if v.opt != nil {
+				out.expr = p(*v.opt, precPrimary) + ".optMap(v, legacy.print(v)).orValue('')"
+			}
+			return out
+		}
 	case vList, vMap:
 		t.failf(n, "%s, which prints as Go syntax (such as [a b] or map[k:v]) that CEL does not reproduce; render it with join or toJson", kindName(v))
 	}
@@ -220,6 +228,14 @@ func (t *translator) truthy(v val, n parse.Node) string {
 		return "size(" + orValue(v, "[]") + ") > 0"
 	case vMap:
 		return "size(" + orValue(v, "{}") + ") > 0"
+	case vOther:
+		if v.dyn && v.plain != nil {
+			// text/template's own truth of whatever the field holds
+			if v.opt == nil {
+				return "legacy.truth(" + v.expr + ")"
+			}
+			return p(*v.opt, precPrimary) + ".optMap(v, legacy.truth(v)).orValue(false)"
+		}
 	}
 	t.failf(n, "the value is untyped, so its truth depends on the data")
 	return ""
@@ -319,6 +335,10 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 			return "${" + plainOpt(v) + ".optFlatMap(v, " + trimmed + " != '' ? optional.of(" + trimmed + ") : optional.none())}"
 		}
 		switch {
+		case v.dyn:
+			// Printed, trimmed and parsed for the target by the same code
+			// as the legacy engine; none where it left the field unset.
+			return "${" + plainOpt(v) + ".optFlatMap(v, legacy.value(v, " + celString(c.name()) + "))}"
 		case c.mode == modeString && v.kind == vString && v.noEdgeSpace:
 			return "${" + plainForm(v) + "}"
 		case c.mode == modeString && v.kind == vString:

@@ -22,6 +22,8 @@ type step struct {
 	// missing; "" while every step is always present.
 	absent string
 	path   []string
+	// dyn: the read went into an untyped value (no schema below).
+	dyn bool
 }
 
 // field translates a field chain from the object root (.spec.x, $.spec.x).
@@ -48,11 +50,15 @@ func (t *translator) field(segs []string, n parse.Node) val {
 		}
 	}
 	v := t.valueAt(st, n)
+	v.dyn = st.dyn || st.s != nil && st.s.XIntOrString
 	v.plain = segs
 	v.at = &st
 	v.path = pathKey(segs)
 	v.fails = fails
-	if !always || nullable {
+	switch {
+	case last.dyn:
+		v.opt = &val{kind: v.kind, prec: precPrimary, expr: "legacy.field(" + last.expr + ", " + celString(seg(segs)) + ")"}
+	case !always || nullable:
 		sel := optSelect(st.s, seg(segs), last.s)
 		v.opt = &val{kind: v.kind, elem: v.elem, prec: precPrimary, expr: last.expr + sel}
 		v.parent, v.lastSel = last.expr, sel
@@ -75,8 +81,29 @@ func (t *translator) next(st step, seg string, n parse.Node) (out step, always, 
 	out.path = path
 	var sel string
 	switch {
-	case s == nil:
+	case s == nil && !st.dyn:
 		t.failf(n, "%s is untyped, so nothing is known about its fields", dotted(st.path))
+	case s == nil:
+		// A field of an untyped value: legacy.field fails, as the legacy
+		// read did, unless the value is a map.
+		out.dyn = true
+		out.expr = "legacy.field(" + st.expr + ", " + celString(seg) + ").value()"
+		if st.absent != "" {
+			out.absent = st.absent + ".optFlatMap(v, legacy.field(v, " + celString(seg) + "))"
+		} else {
+			out.absent = "legacy.field(" + st.expr + ", " + celString(seg) + ")"
+		}
+		return out, false, true
+	case s.XPreserveUnknownFields && !hasProp(s, seg) && s.AdditionalProperties == nil:
+		// An untyped value (dyn) in an object the schema types: read with
+		// an index, printed and coerced by the legacy engine's own code
+		// (legacy.print, legacy.value).
+		out.dyn = true
+		sel = "[" + celString(seg) + "]"
+		if isCELIdent(seg) {
+			// the root object type accepts selection only
+			sel = "." + seg
+		}
 	case s.Properties != nil && hasProp(s, seg):
 		p := s.Properties[seg]
 		out.s = &p
@@ -105,7 +132,7 @@ func (t *translator) next(st step, seg string, n parse.Node) (out step, always, 
 // optSelect is the optional selection of seg in an object (.?x) or a map
 // ([?'x']) with schema parent.
 func optSelect(_ *structuralschema.Structural, seg string, parent *structuralschema.Structural) string {
-	if parent != nil && hasProp(parent, seg) {
+	if parent != nil && (hasProp(parent, seg) || parent.XPreserveUnknownFields && parent.AdditionalProperties == nil && isCELIdent(seg)) {
 		return ".?" + seg
 	}
 	return "[?" + celString(seg) + "]"

@@ -104,6 +104,19 @@ func trCorners() []map[string]any {
 		base(map[string]any{"image": "", "name": "a", "port": int64(1)}),
 		base(map[string]any{"image": "  ghost:5 ", "name": "web-1", "port": int64(80), "environment": " prod", "text": "x ", "replicas": int64(0), "enabled": false, "ratio": 0.0, "count": int64(0)}),
 		base(map[string]any{"image": "é", "name": "web", "port": int64(8080), "environment": "", "text": "", "tier": "gold", "enabled": true, "ratio": 1e6, "replicas": int64(1) << 40, "tags": []any{}, "labels": map[string]any{}}),
+		// untyped values of every JSON kind
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": " 3 "}, "size": "50%"}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": int64(7)}, "size": int64(4)}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": 1e6}}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": 2.5}}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": true}}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": nil}}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": ""}}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": "true"}}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": map[string]any{"y": "in", "z": []any{int64(1), "b"}}}}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": []any{"p", int64(2), nil}}}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": "pre <no value> post"}}),
+		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{}}),
 		base(map[string]any{"image": "ghost", "name": "web", "port": int64(65535), "environment": "Ωmega", "text": "\tmid dle\n", "ratio": 2.5, "replicas": int64(-3), "count": int64(7), "tags": []any{"a", ""}, "ports": []any{int64(1), int64(2)}}),
 	}
 }

@@ -84,8 +84,19 @@ func TestTranslateValue(t *testing.T) {
 		{"string into int-or-string", `{{ .spec.name }}`, toIntOrString, "", "looks like a number"},
 		{"string untyped", `{{ .metadata.name }}`, toUntyped, "", "looks like a number"},
 		{"number into int", `{{ .spec.ratio }}`, toInt, "", "whole number"},
-		{"untyped field", `{{ .spec.config.x }}`, toString, "", "untyped"},
-		{"int-or-string field", `{{ .spec.size }}`, toString, "", "untyped"},
+		// Untyped values (x-kubernetes-preserve-unknown-fields, int-or-string)
+		// print and coerce through the legacy engine's own code
+		// (legacy.print, legacy.value): exact whatever the data holds.
+		{"untyped field into a string", `{{ .spec.config.x }}`, toString, `${self.spec.config.?x.optFlatMap(v, legacy.value(v, 'string'))}`, ""},
+		{"untyped field into an int", `{{ .spec.config.x }}`, toInt, `${self.spec.config.?x.optFlatMap(v, legacy.value(v, 'integer'))}`, ""},
+		{"untyped field into a bool", `{{ .spec.config.x }}`, toBool, `${self.spec.config.?x.optFlatMap(v, legacy.value(v, 'boolean'))}`, ""},
+		{"untyped field untyped", `{{ .spec.config.x }}`, toInt, `${self.spec.config.?x.optFlatMap(v, legacy.value(v, 'integer'))}`, ""},
+		{"untyped field two levels down", `{{ .spec.config.x.y }}`, toString, `${legacy.field(self.spec.config.x, 'y').optFlatMap(v, legacy.value(v, 'string'))}`, ""},
+		{"untyped field interpolated", `cfg-{{ .spec.config.x }}`, toString, "", "white space depends on missing fields"},
+		{"truth of an untyped field", `{{ if .spec.config.x }}on{{ else }}off{{ end }}`, toString, `${self.spec.config.?x.optMap(v, legacy.truth(v)).orValue(false) ? 'on' : 'off'}`, ""},
+		{"int-or-string field", `{{ .spec.size }}`, toString, `${self.spec.?size.optFlatMap(v, legacy.value(v, 'string'))}`, ""},
+		{"untyped field in a conversion", `{{ .spec.config.x }}`, toConvStr, `${self.spec.config.?x.optFlatMap(v, legacy.value(v, 'string+null'))}`, ""},
+		{"untyped field into an untyped conversion output", `{{ .spec.config.x }}`, toUntyped, `${self.spec.config.?x.optFlatMap(v, legacy.value(v, 'guess+null'))}`, ""},
 
 		{"parenthesised field into a string", `{{ (.spec.replicas) }}`, toString, `${self.spec.?replicas.optMap(v, string(v)).orValue('')}`, ""},
 		{"parenthesised field into an int", `{{ (.spec.replicas) }}`, toInt, "", "plain reference"},

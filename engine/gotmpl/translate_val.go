@@ -84,6 +84,9 @@ type val struct {
 	// be nil (printed by the legacy engine as "<no value>", removed only
 	// after trimming, so trimming stopped there).
 	nilInside bool
+	// dyn: a field read into an untyped value; it prints and coerces as the
+	// legacy engine's own code does (legacy.print, legacy.value).
+	dyn bool
 	// lit is the value of a literal.
 	lit any
 	// at is where a field read stands (index and get go on from it).
