@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"text/template"
 	"sync/atomic"
+	"text/template"
 	"time"
 
 	"github.com/google/cel-go/cel"
