@@ -37,6 +37,10 @@ type Options struct {
 	// AllowOutsidePaths lets crdFile, crFiles and imports name files outside
 	// the katalog's directory (`--allow-outside-paths`).
 	AllowOutsidePaths bool
+	// Overlay holds katalog documents to read instead of the files on
+	// disk, by absolute path (`orkestra migrate` checks what it is about to
+	// write through it, Komposer imports included).
+	Overlay map[string][]byte
 }
 
 // ErrCRDNotFound is returned by Options.Fetch when the cluster has no such CRD.
@@ -115,8 +119,18 @@ func (l *loader) decoder(file string) *decoder {
 }
 
 // parse reads every YAML document of path, recording each node's file.
+// readKatalog reads a katalog file, from the overlay when it holds it.
+func (l *loader) readKatalog(path string) ([]byte, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		if data, ok := l.opts.Overlay[abs]; ok {
+			return data, nil
+		}
+	}
+	return readFile(path, "katalog", MaxKatalogBytes)
+}
+
 func (l *loader) parse(path string, at *yaml.Node, from string) []*yaml.Node {
-	data, err := readFile(path, "katalog", MaxKatalogBytes)
+	data, err := l.readKatalog(path)
 	if err == nil && l.katalogBytes+len(data) > MaxKatalogBytes {
 		err = fmt.Errorf("the katalog's documents hold more than %d bytes together with %s (imports included); split the operator into several katalogs", MaxKatalogBytes, path)
 	}

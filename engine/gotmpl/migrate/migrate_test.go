@@ -478,3 +478,54 @@ spec:
 		t.Errorf("the validation rule was rewritten:\n%s", got)
 	}
 }
+
+// A Komposer and the katalog it imports migrate together, and the result
+// is checked as loaded from the Komposer (each entry once), not file by
+// file, which declared every imported entry twice.
+func TestMigrateKomposer(t *testing.T) {
+	dir := copyDir(t, example)
+	files := map[string]string{
+		"base.yaml": `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: base}
+spec:
+  crds:
+    webapp:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
+      operatorBox:
+        onCreate:
+          configMaps:
+            - name: "{{ .metadata.name }}"
+              data:
+                replicas: "{{ .spec.replicas }}"
+`,
+		"komposer.yaml": `apiVersion: orkestra.orkspace.io/v1
+kind: Komposer
+metadata: {name: platform}
+imports:
+  files: [./base.yaml]
+`,
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Run(Options{Files: []string{filepath.Join(dir, "komposer.yaml")}, Count: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Translated) != 2 || !res.Equivalent() || len(res.Check) > 0 {
+		t.Fatalf("translated %d, left %d, mismatches %v, check %v", len(res.Translated), len(res.Left), res.Mismatches, res.Check)
+	}
+	var changed []string
+	for _, f := range res.Files {
+		if f.Changed() {
+			changed = append(changed, filepath.Base(f.Path))
+		}
+	}
+	if len(changed) != 1 || changed[0] != "base.yaml" {
+		t.Errorf("changed files %v, want the imported base.yaml", changed)
+	}
+}

@@ -552,54 +552,25 @@ func doubleQuoted(s string) string { return strconv.Quote(s) }
 
 // ── check ───────────────────────────────────────────────────────────────────
 
-// mixed reports a file holding documents other than Katalogs.
-func mixed(b []byte) bool {
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	for {
-		var doc yaml.Node
-		if err := dec.Decode(&doc); err != nil {
-			return false
-		}
-		if len(doc.Content) > 0 && !isKatalog(doc.Content[0]) && doc.Content[0].Tag != "!!null" {
-			return true
-		}
-	}
-}
 
 // check loads and compiles the migrated katalog, as `orkestra check` does,
-// from temporary files beside the originals (so relative crdFile and
-// crFiles paths resolve).
+// from the files given, with the migrated contents read in place of the
+// originals (so relative paths and Komposer imports resolve as they will).
 func (m *migration) check() {
-	var paths []string
-	rename := map[string]string{}
+	load := m.opts.Load
+	load.Overlay = map[string][]byte{}
 	for _, f := range m.res.Files {
 		if !f.Changed() {
-			paths = append(paths, f.Path)
 			continue
 		}
-		if mixed(f.Original) {
-			// loaded alone, a file is all Katalog documents
-			m.res.Notes = append(m.res.Notes, "the migrated katalog was not checked: "+f.Path+" holds documents other than Katalogs; run orkestra check on it")
-			return
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(f.Path), ".orkestra-migrate-*.tmp")
+		abs, err := filepath.Abs(f.Path)
 		if err != nil {
 			m.res.Notes = append(m.res.Notes, "the migrated katalog was not checked: "+err.Error())
 			return
 		}
-		defer os.Remove(tmp.Name())
-		_, err = tmp.Write(f.Migrated)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			m.res.Notes = append(m.res.Notes, "the migrated katalog was not checked: "+err.Error())
-			return
-		}
-		paths = append(paths, tmp.Name())
-		rename[tmp.Name()] = f.Path
+		load.Overlay[abs] = f.Migrated
 	}
-	k, diags := katalog.LoadWith(m.opts.Load, paths...)
+	k, diags := katalog.LoadWith(load, m.opts.Files...)
 	if !diags.HasErrors() {
 		cel, legacy, err := Backends(m.opts.CostLimit)
 		if err != nil {
@@ -609,13 +580,5 @@ func (m *migration) check() {
 		_, cd := engine.Compile(k, engine.Backends{CEL: cel, Legacy: legacy}, engine.CompileOptions{CostLimit: m.opts.CostLimit})
 		diags = append(diags, cd...)
 	}
-	for _, d := range diags.Errors() {
-		if orig, ok := rename[d.Pos.File]; ok {
-			d.Pos.File = orig
-		}
-		for tmp, orig := range rename {
-			d.Message = strings.ReplaceAll(d.Message, tmp, orig)
-		}
-		m.res.Check = append(m.res.Check, d)
-	}
+	m.res.Check = append(m.res.Check, diags.Errors()...)
 }
