@@ -552,7 +552,6 @@ func doubleQuoted(s string) string { return strconv.Quote(s) }
 
 // ── check ───────────────────────────────────────────────────────────────────
 
-
 // check loads and compiles the migrated katalog, as `orkestra check` does,
 // from the files given, with the migrated contents read in place of the
 // originals (so relative paths and Komposer imports resolve as they will).
