@@ -328,6 +328,7 @@ func (d *decoder) onDeleteNames(box *OperatorBox, path string) {
 		field := path + "." + r.FieldPath()
 		if declaresChild(box, r.Kind, r.Fields.Get("name").Str) {
 			d.warnf(r.Fields.Node, field, "only names a child the entry declares; children are deleted with their custom resource (garbage collection through owner references), so this changes nothing; remove it")
+			box.NamedDeletes = append(box.NamedDeletes, r)
 			continue
 		}
 		d.errorf(r.Fields.Node, field, "only names an object (%s) that the entry does not declare: upstream deletes that object when the custom resource is deleted, but this runtime deletes only its own children; declare it under onCreate or onReconcile with this name, or delete it from an onDelete Job", r.Kind)

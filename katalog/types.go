@@ -256,6 +256,10 @@ type OperatorBox struct {
 	// Gates is preReconcile: conditions that hold reconciles back; nil
 	// when absent.
 	Gates *Gates
+	// NamedDeletes are onDelete declarations that only name a child the
+	// box declares (dropped with a warning: garbage collection deletes it);
+	// `orkestra migrate` rewrites their names with the child's.
+	NamedDeletes []*Resource
 }
 
 // Hook is one hook block: resources by kind, in document order.

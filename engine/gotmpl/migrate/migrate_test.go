@@ -529,3 +529,43 @@ imports:
 		t.Errorf("changed files %v, want the imported base.yaml", changed)
 	}
 }
+
+// An onDelete declaration that only names a declared child (upstream's
+// examples/use-cases/temporal/01-business-hours) keeps naming it after
+// migration: its name is rewritten with the child's, so the migrated
+// katalog still checks.
+func TestMigrateNamedDelete(t *testing.T) {
+	dir := copyDir(t, example)
+	src := `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: named}
+spec:
+  crds:
+    webapp:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
+      operatorBox:
+        onCreate:
+          services:
+            - name: "{{ .metadata.name }}-svc"
+              port: 80
+        onDelete:
+          services:
+            - name: "{{ .metadata.name }}-svc"
+`
+	path := filepath.Join(dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Options{Files: []string{path}, Count: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Translated) != 1 || len(res.Check) > 0 {
+		t.Fatalf("translated %d, check %v", len(res.Translated), res.Check)
+	}
+	got := string(res.Files[0].Migrated)
+	if strings.Count(got, `name: "${self.metadata.name}-svc"`) != 2 {
+		t.Errorf("both names should read the same CEL:\n%s", got)
+	}
+}

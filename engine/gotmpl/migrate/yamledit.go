@@ -75,6 +75,9 @@ func (m *migration) rewrite() error {
 	byFile := map[string][]*Item{}
 	for _, it := range m.res.Translated {
 		byFile[it.Pos.File] = append(byFile[it.Pos.File], it)
+		for _, c := range m.namedDeletes(it) {
+			byFile[c.Pos.File] = append(byFile[c.Pos.File], c)
+		}
 	}
 	for _, it := range m.res.Left {
 		if it.Rewritten != "" {
@@ -144,6 +147,28 @@ func (m *migration) rewrite() error {
 	}
 	m.res.Mismatches = mm
 	return nil
+}
+
+// namedDeletes are the onDelete declarations that only name the child
+// whose name it translates, as edits of their own name: the loader matches
+// them by the name as written, which must stay the child's.
+func (m *migration) namedDeletes(it *Item) []*Item {
+	e := m.k.Entry(it.Entry)
+	if it.Kind != Value || e == nil || e.Box == nil || !strings.HasSuffix(it.Field, "].name") {
+		return nil
+	}
+	var out []*Item
+	for _, r := range e.Box.NamedDeletes {
+		n := r.Fields.Get("name")
+		for _, h := range []string{katalog.OnCreate, katalog.OnReconcile} {
+			if n != nil && n.Str == it.Legacy && strings.HasPrefix(it.Field, "operatorBox."+h+"."+r.Kind+"[") {
+				c := *it
+				c.Pos, c.node = n.Pos, n.Node
+				out = append(out, &c)
+			}
+		}
+	}
+	return out
 }
 
 // applyToNode edits the document tree as the splice edits the text.
