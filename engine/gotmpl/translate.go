@@ -180,6 +180,8 @@ func (t *translator) str(v val, n parse.Node) val {
 			t.failf(n, "a computed number that may be missing has no exact CEL form")
 		}
 		return val{kind: vString, expr: v.render, prec: precTernary, nonEmpty: true, noEdgeSpace: true, noSpace: true, ascii: true, fails: v.fails, failsOther: v.failsOther}
+	case vList, vMap:
+		t.failf(n, "%s, which prints as Go syntax (such as [a b] or map[k:v]) that CEL does not reproduce; render it with join or toJson", kindName(v))
 	case vOther:
 		if v.dyn && v.plain != nil {
 			out := val{kind: vString, prec: precPrimary, fails: v.fails, failsOther: v.failsOther, expr: "legacy.print(" + v.expr + ")"}
@@ -188,8 +190,6 @@ func (t *translator) str(v val, n parse.Node) val {
 			}
 			return out
 		}
-	case vList, vMap:
-		t.failf(n, "%s, which prints as Go syntax (such as [a b] or map[k:v]) that CEL does not reproduce; render it with join or toJson", kindName(v))
 	}
 	if v.truth != "" {
 		t.failf(n, "and/or over values of different kinds print one of them; only their truth has a CEL form")
@@ -286,7 +286,9 @@ func (t *translator) value(tree *parse.Tree, c coercion) string {
 		return t.sole(pc, plainRef(tree.Root), c)
 	}
 	if c.mode != modeString {
-		t.failf(nil, "the template interpolates text into %s; the legacy engine parsed the text (so %s), which has no exact CEL form", describeMode(c.mode), modeHint(c.mode))
+		// The legacy engine parsed the rendered text for the target:
+		// legacy.value runs that very parsing on the text CEL renders.
+		return "${" + legacyValue(t.whole(ps), c) + "}"
 	}
 	if c.emptyNull && !hasText(ps) {
 		if !c.nullUnset {
@@ -348,7 +350,8 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 		case typedFits(c.mode, v.kind):
 			return "${" + plainForm(v) + "}"
 		}
-		t.failf(n, "%s into %s: %s", kindName(v), describeMode(c.mode), fitProblem(c.mode, v.kind))
+		// Printed and parsed for the target by the legacy engine's code.
+		return "${" + plainOpt(v) + ".optFlatMap(v, " + legacyValue("v", c) + ")}"
 	}
 	// A bare field read left as it is would be a CEL plain reference,
 	// absent when any step is missing, where this (non-plain) legacy
@@ -362,21 +365,10 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 			}
 			wrap = noneIfEmpty
 		}
-		if bare && v.opt == nil && v.kind == vString {
-			v.expr, v.prec = "string("+v.expr+")", precPrimary
-		}
-		s := t.str(v, n)
-		if _, noEdge := renderFacts(v); !noEdge {
-			if v.nilInside {
-				// A nil part printed "<no value>", which stopped the trimming.
-				t.failf(n, "the output's leading and trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
-			}
-			return "${" + wrap(p(s, precPrimary)+".trim()") + "}"
-		}
-		return "${" + wrap(s.expr) + "}"
+		return "${" + wrap(t.soleString(v, n, bare)) + "}"
 	}
 	if !typedFits(c.mode, v.kind) {
-		t.failf(n, "%s into %s: %s", kindName(v), describeMode(c.mode), fitProblem(c.mode, v.kind))
+		return "${" + legacyValue(t.soleString(v, n, bare), c) + "}"
 	}
 	if v.mayNil() {
 		if c.emptyNull && !c.nullUnset {
@@ -393,6 +385,30 @@ func (t *translator) sole(pc piece, plain []string, c coercion) string {
 		return "${" + conv + "(" + v.expr + ")}"
 	}
 	return "${" + v.expr + "}"
+}
+
+// soleString is a one-action value as the legacy engine renders it: the
+// value printed, then trimmed.
+func (t *translator) soleString(v val, n parse.Node, bare bool) string {
+	if bare && v.opt == nil && v.kind == vString {
+		v.expr, v.prec = "string("+v.expr+")", precPrimary
+	}
+	s := t.str(v, n)
+	if _, noEdge := renderFacts(v); !noEdge {
+		if v.nilInside {
+			// A nil part printed "<no value>", which stopped the trimming.
+			t.failf(n, "the output's leading and trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
+		}
+		return p(s, precPrimary) + ".trim()"
+	}
+	return s.expr
+}
+
+// legacyValue is the CEL call that parses the rendered text x for the
+// target with the legacy engine's own coercion: an optional, none where
+// the legacy engine left the field unset.
+func legacyValue(x string, c coercion) string {
+	return "legacy.value(" + x + ", " + celString(c.name()) + ")"
 }
 
 // typedFits: a value of kind k, printed with %v and parsed as the legacy

@@ -81,9 +81,12 @@ func TestTranslateValue(t *testing.T) {
 		{"plain free string is trimmed", `{{ .spec.image }}`, toString, `${self.spec.image.trim()}`, ""},
 		{"plain int into string", `{{ .spec.port }}`, toString, `${string(self.spec.port)}`, ""},
 		{"plain number into string", `{{ .spec.ratio }}`, toString, `${self.spec.?ratio.optMap(v, string(v))}`, ""},
-		{"string into int-or-string", `{{ .spec.name }}`, toIntOrString, "", "looks like a number"},
-		{"string untyped", `{{ .metadata.name }}`, toUntyped, "", "looks like a number"},
-		{"number into int", `{{ .spec.ratio }}`, toInt, "", "whole number"},
+		// Text the legacy engine parsed for the target: legacy.value runs
+		// that parsing (numbers-looking text into int-or-string or untyped
+		// targets, whole doubles into integers, interpolations).
+		{"string into int-or-string", `{{ .spec.name }}`, toIntOrString, `${optional.of(self.spec.name).optFlatMap(v, legacy.value(v, 'int-or-string'))}`, ""},
+		{"string untyped", `{{ .metadata.name }}`, toUntyped, `${optional.of(self.metadata.name).optFlatMap(v, legacy.value(v, 'guess+null'))}`, ""},
+		{"number into int", `{{ .spec.ratio }}`, toInt, `${self.spec.?ratio.optFlatMap(v, legacy.value(v, 'integer'))}`, ""},
 		// Untyped values (x-kubernetes-preserve-unknown-fields, int-or-string)
 		// print and coerce through the legacy engine's own code
 		// (legacy.print, legacy.value): exact whatever the data holds.
@@ -118,7 +121,7 @@ func TestTranslateValue(t *testing.T) {
 		{"interpolation after a $", `cost: $${{ .spec.port }}`, toString, `cost: ${'$$'}${self.spec.port}`, ""},
 		{"interpolation trims static edges", "  {{ .metadata.name }}.svc \n", toString, `${self.metadata.name}.svc`, ""},
 		{"interpolation needing trim", `{{ .metadata.name }} runs {{ .spec.image }}`, toString, `${(self.metadata.name + ' runs ' + self.spec.image).trim()}`, ""},
-		{"interpolation into int", `{{ .spec.port }}0`, toInt, "", "interpolates text"},
+		{"interpolation into int", `{{ .spec.port }}0`, toInt, `${legacy.value(string(self.spec.port) + '0', 'integer')}`, ""},
 		{"interpolation with a missing edge", `{{ .spec.environment }} x`, toString, "", "white space depends on missing fields"},
 
 		// default and coalesce
@@ -173,7 +176,7 @@ func TestTranslateValue(t *testing.T) {
 		{"mul", `{{ mul .spec.port 2 }}`, toString, `${string(self.spec.port * 2)}`, ""},
 		{"div of integers", `{{ div .spec.port 2 }}`, toString, `${self.spec.port % 2 == 0 ? string(self.spec.port / 2) : string(double(self.spec.port) / double(2))}`, ""},
 		{"div into a number", `{{ div .spec.port 4 }}`, toNumber, `${self.spec.port % 4 == 0 ? double(self.spec.port / 4) : double(self.spec.port) / double(4)}`, ""},
-		{"div into an int", `{{ div .spec.port 4 }}`, toInt, "", "whole number"},
+		{"div into an int", `{{ div .spec.port 4 }}`, toInt, `${legacy.value(self.spec.port % 4 == 0 ? string(self.spec.port / 4) : string(double(self.spec.port) / double(4)), 'integer')}`, ""},
 		{"mod", `{{ mod .spec.port 7 }}`, toInt, `${self.spec.port % 7}`, ""},
 		{"max", `{{ max .spec.port 100 }}`, toInt, `${[self.spec.port, 100].max()}`, ""},
 		{"min", `{{ min .spec.port .spec.count }}`, toInt, `${[self.spec.port, self.spec.count].min()}`, ""},
