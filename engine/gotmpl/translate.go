@@ -90,7 +90,13 @@ func newTranslator(src string, ctx *engine.Context, opts TranslateOptions) (*tra
 	if ctx.Self == nil {
 		return nil, nil, &Untranslatable{Reason: "self has no schema, so nothing is known about the fields' types"}
 	}
-	return &translator{src: src, root: rootSchema(ctx.Self), opts: opts, random: ctx.AllowRandom, itemRoots: itemRoots(ctx)}, tree, nil
+	t := &translator{src: src, root: rootSchema(ctx.Self), opts: opts, random: ctx.AllowRandom, itemRoots: itemRoots(ctx)}
+	for _, v := range ctx.Vars {
+		if v.Name == engine.ChildrenVar {
+			t.children = v.Schema
+		}
+	}
+	return t, tree, nil
 }
 
 // translator holds one translation.
@@ -105,6 +111,9 @@ type translator struct {
 	// itemRoots are the roots a forEach declaration adds (.item, its alias,
 	// .index, .value): not translated yet.
 	itemRoots map[string]bool
+	// children is the schema of the children variable; nil where the
+	// expression cannot read children.
+	children *structuralschema.Structural
 	// noteStack names the notes being inlined.
 	noteStack []string
 }

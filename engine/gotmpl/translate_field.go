@@ -34,14 +34,21 @@ func (t *translator) field(segs []string, n parse.Node) val {
 	if t.itemRoots[segs[0]] {
 		t.failf(n, ".%s is the forEach item, which migrate does not translate yet; keep the template, or write it in CEL with each, index and value", segs[0])
 	}
-	if segs[0] == "children" {
-		t.failf(n, "the template reads the custom resource's children (.children), which migrate does not translate to CEL")
-	}
 	st := step{s: t.root, expr: "self"}
+	from := 0
+	if segs[0] == "children" {
+		// .children is the CEL variable children: the same view of the
+		// observed children, typed by each child kind's schema.
+		if t.children == nil {
+			t.failf(n, "the template reads the custom resource's children (.children), which migrate does not translate to CEL here")
+		}
+		st, from = step{s: t.children, expr: "children", path: []string{"children"}}, 1
+	}
 	var last step
 	var always, nullable bool
 	var fails []string
-	for i, seg := range segs {
+	for i := from; i < len(segs); i++ {
+		seg := segs[i]
 		last = st
 		st, always, nullable = t.next(st, seg, n)
 		if i < len(segs)-1 && (!always || nullable) {

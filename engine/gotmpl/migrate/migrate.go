@@ -284,6 +284,8 @@ type migration struct {
 	mappings map[katalog.Pos]*yaml.Node
 	// schemas: what each `self` schema is (for generation and scope).
 	schemas map[*structuralschema.Structural]*schemaInfo
+	// views: the children views of each children schema (childrenViews).
+	views map[*structuralschema.Structural][]map[string]any
 }
 
 func (m *migration) translate(r *record) {

@@ -569,3 +569,57 @@ spec:
 		t.Errorf("both names should read the same CEL:\n%s", got)
 	}
 }
+
+// Templates that read the children back (.children.deployment.status…)
+// translate to the CEL variable children, typed by the child kinds'
+// schemas, and are verified on views of observed children: none observed
+// (the placeholders) and views generated from those schemas.
+func TestMigrateChildrenReads(t *testing.T) {
+	dir := copyDir(t, example)
+	src := `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: kids}
+spec:
+  crds:
+    webapp:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
+      operatorBox:
+        onCreate:
+          deployments:
+            - image: nginx
+        status:
+          fields:
+            - path: phase
+              value: "{{ .children.deployment.status.readyReplicas }}"
+            - path: endpoint
+              value: "ready {{ .children.deployment.status.readyReplicas }} of {{ .spec.replicas }}"
+`
+	path := filepath.Join(dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Options{Files: []string{path}, Count: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Equivalent() || len(res.Check) > 0 {
+		t.Fatalf("mismatches %v, check %v", res.Mismatches, res.Check)
+	}
+	var b strings.Builder
+	res.WriteReport(&b)
+	got := string(res.Files[0].Migrated)
+	for _, want := range []string{"children.deployment.status", "${"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("migrated katalog lacks %s:\n%s\n%s", want, got, b.String())
+		}
+	}
+	for _, it := range res.Left {
+		if strings.Contains(it.Legacy, ".children") {
+			t.Errorf("left legacy: %s: %s", it.Legacy, it.Reason)
+		}
+	}
+	if len(res.Translated) != 2 || res.Evaluations == 0 {
+		t.Errorf("translated %d (want the two status fields), %d evaluations:\n%s", len(res.Translated), res.Evaluations, b.String())
+	}
+}

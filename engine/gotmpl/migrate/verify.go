@@ -198,13 +198,22 @@ func (m *migration) verify() error {
 		if defaulted(&it.rec.ctx) {
 			objects = info.defaulted
 		}
+		views := m.childrenViews(&it.rec.ctx, seed)
+		scope := func(o map[string]any, i int) *engine.Scope {
+			s := engine.NewScope(o)
+			if views != nil {
+				v := views[i%len(views)]
+				s.Children, s.Vars = v, map[string]any{engine.ChildrenVar: v}
+			}
+			return s
+		}
 		for i, smp := range objects {
 			m.res.Evaluations++
 			// Expressions that read the clock are compared at one instant
 			// per object, spread over the hours and days of the week.
 			at := sampleInstant(i)
 			restore := engine.SetClock(func() time.Time { return at })
-			a, b := it.old.eval(engine.NewScope(smp.obj)), it.new.eval(engine.NewScope(smp.obj))
+			a, b := it.old.eval(scope(smp.obj, i)), it.new.eval(scope(smp.obj, i))
 			if sameFor(it, a, b) {
 				restore()
 				continue
@@ -221,10 +230,10 @@ func (m *migration) verify() error {
 			}
 			fails := func(o map[string]any) bool {
 				o = prep(o)
-				return !sameFor(it, it.old.eval(engine.NewScope(o)), it.new.eval(engine.NewScope(o)))
+				return !sameFor(it, it.old.eval(scope(o, i)), it.new.eval(scope(o, i)))
 			}
 			small := objgen.Shrink(self, raw(info, smp), fails)
-			a, b = it.old.eval(engine.NewScope(prep(small))), it.new.eval(engine.NewScope(prep(small)))
+			a, b = it.old.eval(scope(prep(small), i)), it.new.eval(scope(prep(small), i))
 			restore()
 			mm := &Mismatch{Item: it, Object: small, Source: strings.TrimSuffix(smp.source, ", defaulted"), Legacy: a.String(), CEL: b.String(), Defaulted: defaulted(&it.rec.ctx)}
 			if it.readsClock() {
@@ -238,6 +247,49 @@ func (m *migration) verify() error {
 		}
 	}
 	return nil
+}
+
+// childrenViewCount is how many generated children views an expression
+// that reads children is verified with (besides "none observed").
+const childrenViewCount = 16
+
+// childrenViews are the views of observed children an expression that
+// reads them is verified with, nil when it does not: none observed (the
+// placeholders of every declared kind, as before the first reconcile),
+// then views generated from the children variable's schema.
+func (m *migration) childrenViews(ctx *engine.Context, seed int64) []map[string]any {
+	var s *structuralschema.Structural
+	for _, v := range ctx.Vars {
+		if v.Name == engine.ChildrenVar {
+			s = v.Schema
+		}
+	}
+	if s == nil {
+		return nil
+	}
+	if views, ok := m.views[s]; ok {
+		return views
+	}
+	none := map[string][]map[string]any{}
+	for kind, key := range engine.ChildKeys {
+		if _, ok := s.Properties[key.Plural]; ok {
+			none[kind] = nil
+		}
+	}
+	views := []map[string]any{engine.ChildrenView(none)}
+	// Half the views with every field the schemas declare, half as the
+	// generator picks.
+	for _, p := range []float64{1, 0} {
+		gen, err := objgen.TryGenerate(s, schema.GroupVersionKind{Kind: "Children"}, childrenViewCount/2, objgen.Options{Seed: seed, OptionalProbability: p})
+		if err == nil {
+			views = append(views, gen...)
+		}
+	}
+	if m.views == nil {
+		m.views = map[*structuralschema.Structural][]map[string]any{}
+	}
+	m.views[s] = views
+	return views
 }
 
 // sampleInstant is the time object i is verified at: from Monday
