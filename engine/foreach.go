@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -175,4 +176,89 @@ func readsItem(src, as string) bool {
 	}
 	re := regexp.MustCompile(fmt.Sprintf(`(^|[^.\w])(%s)\b|(^|[^\w\])])\.(%s)\b`, strings.Join(names, "|"), strings.Join(legacy, "|")))
 	return re.MatchString(src)
+}
+
+// Item is one item of a forEach field: a list item, or a map entry (Each
+// its key, Value its value).
+type Item struct {
+	Index int
+	Each  any
+	Value any
+	Map   bool
+}
+
+// Items lists the items of fe's field in obj, a map's entries by key; none
+// when the field is absent. It fails when the field is not what the
+// schema declares, or neither a list nor a map.
+func (fe *ForEach) Items(obj map[string]any) ([]Item, error) {
+	var cur any = obj
+	for _, seg := range fe.Path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, nil
+		}
+		cur = m[seg]
+	}
+	var items []Item
+	switch x := cur.(type) {
+	case nil:
+	case []any:
+		if fe.Map {
+			return nil, fmt.Errorf("%s is a list, but the schema declares a map", fe.Field)
+		}
+		for i, v := range x {
+			items = append(items, Item{Index: i, Each: v})
+		}
+	case map[string]any:
+		if !fe.Map && !fe.Unknown {
+			return nil, fmt.Errorf("%s is a map, but the schema declares a list", fe.Field)
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for i, k := range keys {
+			items = append(items, Item{Index: i, Each: k, Value: x[k], Map: true})
+		}
+	default:
+		return nil, &NotIterableError{Field: fe.Field, Value: cur}
+	}
+	return items, nil
+}
+
+// NotIterableError: a forEach field holds neither a list nor a map.
+type NotIterableError struct {
+	Field string
+	Value any
+}
+
+func (e *NotIterableError) Error() string {
+	return fmt.Sprintf("%s is %T; forEach iterates a list or a map", e.Field, e.Value)
+}
+
+// Scope is the scope of one item over base: CEL reads each (or the alias),
+// index and, for a map, value; a legacy template reads .item (or the
+// alias), .index and .value at the root of the object, as upstream.
+func (fe *ForEach) Scope(base *Scope, it Item) *Scope {
+	self := make(map[string]any, len(base.Self)+4)
+	for k, v := range base.Self {
+		self[k] = v
+	}
+	vars := make(map[string]any, len(base.Vars)+4)
+	for k, v := range base.Vars {
+		vars[k] = v
+	}
+	index := int64(it.Index)
+	self[LegacyItem], self[IndexVar] = it.Each, index
+	vars[EachVar], vars[IndexVar] = it.Each, index
+	if it.Map || fe.Unknown {
+		self[ValueVar], vars[ValueVar] = it.Value, it.Value
+	}
+	if fe.As != "" {
+		self[fe.As], vars[fe.As] = it.Each, it.Each
+	}
+	s := NewScope(self)
+	s.Children, s.Vars = base.Children, vars
+	return s
 }
