@@ -109,8 +109,8 @@ type translator struct {
 	// legacy function took as typed values (so a nil one failed).
 	strictUsed []val
 	// itemRoots are the roots a forEach declaration adds (.item, its alias,
-	// .index, .value): not translated yet.
-	itemRoots map[string]bool
+	// .index, .value), each with the CEL variable it reads.
+	itemRoots map[string]engine.Var
 	// children is the schema of the children variable; nil where the
 	// expression cannot read children.
 	children *structuralschema.Structural
@@ -118,18 +118,22 @@ type translator struct {
 	noteStack []string
 }
 
-// itemRoots are the legacy roots of a forEach declaration's item, nil
-// outside one (the compiler declares the CEL variable each there).
-func itemRoots(ctx *engine.Context) map[string]bool {
-	var roots map[string]bool
+// itemRoots are the legacy roots of a forEach declaration's item and the
+// CEL variables they read (.item: each, .index, .value, the alias), nil
+// outside one.
+func itemRoots(ctx *engine.Context) map[string]engine.Var {
+	vars := map[string]engine.Var{}
 	for _, v := range ctx.Vars {
-		if v.Name == engine.EachVar {
-			roots = map[string]bool{engine.LegacyItem: true, engine.IndexVar: true, engine.ValueVar: true}
-		}
+		vars[v.Name] = v
 	}
+	each, ok := vars[engine.EachVar]
+	if !ok {
+		return nil
+	}
+	roots := map[string]engine.Var{engine.LegacyItem: each}
 	for _, v := range ctx.Vars {
-		if roots != nil && v.Name != engine.ChildrenVar && v.Name != engine.EachVar {
-			roots[v.Name] = true
+		if v.Name != engine.ChildrenVar && v.Name != engine.EachVar {
+			roots[v.Name] = v
 		}
 	}
 	return roots

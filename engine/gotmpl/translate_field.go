@@ -31,11 +31,13 @@ func (t *translator) field(segs []string, n parse.Node) val {
 	if len(segs) == 0 {
 		return val{kind: vMap, expr: "self", prec: precPrimary, nonEmpty: true, at: &step{s: t.root, expr: "self"}}
 	}
-	if t.itemRoots[segs[0]] {
-		t.failf(n, ".%s is the forEach item, which migrate does not translate yet; keep the template, or write it in CEL with each, index and value", segs[0])
-	}
 	st := step{s: t.root, expr: "self"}
 	from := 0
+	if v, ok := t.itemRoots[segs[0]]; ok {
+		// .item (or its alias), .index, .value: the CEL variables each
+		// (or the alias), index and value, typed by the forEach field.
+		st, from = step{s: v.Schema, expr: v.Name, path: []string{segs[0]}, dyn: v.Schema == nil}, 1
+	}
 	if segs[0] == "children" {
 		// .children is the CEL variable children: the same view of the
 		// observed children, typed by each child kind's schema.
@@ -45,7 +47,8 @@ func (t *translator) field(segs []string, n parse.Node) val {
 		st, from = step{s: t.children, expr: "children", path: []string{"children"}}, 1
 	}
 	var last step
-	var always, nullable bool
+	// a variable read without fields is always there
+	always, nullable := true, false
 	var fails []string
 	for i := from; i < len(segs); i++ {
 		seg := segs[i]

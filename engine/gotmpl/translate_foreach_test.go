@@ -1,38 +1,41 @@
 package gotmpl
 
 import (
-	"errors"
-	"strings"
 	"testing"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
 )
 
 // In a forEach declaration .item (or its alias), .index and .value are the
-// current item: translating them to self.… would read the custom resource
-// instead, so migrate keeps such templates (and says why); the rest of the
-// object still translates.
-func TestForEachItemRootsStayLegacy(t *testing.T) {
+// current item: they translate to the CEL variables each (or the alias),
+// index and value, typed by the forEach field's schema — never to self.…,
+// which would read the custom resource instead. The rest of the object
+// still translates.
+func TestForEachItemRoots(t *testing.T) {
 	trSetup(t)
+	item := &structuralschema.Structural{Generic: structuralschema.Generic{Type: "object"},
+		Properties:      map[string]structuralschema.Structural{"name": {Generic: structuralschema.Generic{Type: "string"}}},
+		ValueValidation: &structuralschema.ValueValidation{Required: []string{"name"}}}
+	integer := &structuralschema.Structural{Generic: structuralschema.Generic{Type: "integer"}}
 	ctx := toString.ctx()
-	ctx.Vars = []engine.Var{{Name: engine.ChildrenVar}, {Name: engine.EachVar}, {Name: engine.IndexVar}, {Name: "region"}}
-	for src, root := range map[string]string{
-		"{{ .item.name }}":   "item",
-		"{{ .region.name }}": "region",
-		"{{ .index }}":       "index",
-		"{{ .value.size }}":  "value",
+	ctx.Vars = []engine.Var{{Name: engine.ChildrenVar}, {Name: engine.EachVar, Schema: item}, {Name: engine.IndexVar, Schema: integer}, {Name: "region", Schema: item}, {Name: engine.ValueVar}}
+	for src, want := range map[string]string{
+		"{{ .item.name }}":                "${each.name.trim()}",
+		"{{ .region.name }}":              "${region.name.trim()}",
+		"{{ .index }}":                    "${string(index)}",
+		"{{ .value.size }}":               "${legacy.field(value, 'size').optFlatMap(v, legacy.value(v, 'string'))}",
+		"{{ .metadata.name }}":            "${self.metadata.name}",
+		"x-{{ .item.name }}-{{ .index }}": "x-${each.name}-${index}",
 	} {
-		_, err := TranslateValue(src, ctx, TranslateOptions{Namespaced: true})
-		var u *Untranslatable
-		if !errors.As(err, &u) || !strings.HasPrefix(u.Reason, "."+root+" is the forEach item, which migrate does not translate yet") {
-			t.Errorf("%s: %v", src, err)
+		got, err := TranslateValue(src, ctx, TranslateOptions{Namespaced: true})
+		if err != nil || got != want {
+			t.Errorf("%s: got %q (%v), want %q", src, got, err, want)
 		}
 	}
-	if out, err := TranslateValue("{{ .metadata.name }}", ctx, TranslateOptions{Namespaced: true}); err != nil || !strings.Contains(out, "self.metadata.name") {
-		t.Errorf("the object's fields still translate: %q, %v", out, err)
-	}
 	// Outside a forEach nothing is an item.
-	if _, err := TranslateValue("{{ .metadata.name }}", toString.ctx(), TranslateOptions{Namespaced: true}); err != nil {
-		t.Error(err)
+	if got, err := TranslateValue("{{ .metadata.name }}", toString.ctx(), TranslateOptions{Namespaced: true}); err != nil || got != "${self.metadata.name}" {
+		t.Errorf("outside a forEach: %q, %v", got, err)
 	}
 }

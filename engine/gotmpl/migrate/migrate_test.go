@@ -623,3 +623,84 @@ spec:
 		t.Errorf("translated %d (want the two status fields), %d evaluations:\n%s", len(res.Translated), res.Evaluations, b.String())
 	}
 }
+
+// Templates of a forEach declaration read the item (.item or its alias,
+// .index, .value): they translate to the CEL variables each (or the
+// alias), index and value, and are verified once per item, as rendered.
+func TestMigrateForEachItems(t *testing.T) {
+	dir := t.TempDir()
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: fleets.demo.orkestra.io}
+spec:
+  group: demo.orkestra.io
+  scope: Namespaced
+  names: {plural: fleets, singular: fleet, kind: Fleet, listKind: FleetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                regions:
+                  type: array
+                  maxItems: 5
+                  items:
+                    type: object
+                    required: [name]
+                    properties:
+                      name: {type: string, pattern: '^[a-z]+$', maxLength: 10}
+                      replicas: {type: integer}
+                zones:
+                  type: object
+                  maxProperties: 4
+                  additionalProperties: {type: integer}
+`
+	src := `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: fleet}
+spec:
+  crds:
+    fleet:
+      crdFile: ./crd.yaml
+      apiTypes: {group: demo.orkestra.io, version: v1, kind: Fleet}
+      operatorBox:
+        onReconcile:
+          deployments:
+            - name: "{{ .metadata.name }}-{{ .region.name }}"
+              image: nginx
+              replicas: "{{ .region.replicas }}"
+              forEach: {field: spec.regions, as: region}
+          configMaps:
+            - name: "{{ .metadata.name }}-zone-{{ .item }}"
+              data:
+                index: "{{ .index }}"
+                weight: "{{ .value }}"
+              forEach: {field: spec.zones}
+`
+	for name, body := range map[string]string{"crd.yaml": crd, "katalog.yaml": src} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Run(Options{Files: []string{filepath.Join(dir, "katalog.yaml")}, Count: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	res.WriteReport(&b)
+	if !res.Equivalent() || len(res.Check) > 0 || len(res.Left) > 0 {
+		t.Fatalf("mismatches %v, check %v:\n%s", res.Mismatches, res.Check, b.String())
+	}
+	got := string(res.Files[0].Migrated)
+	for _, want := range []string{"${region.name}", "${region.replicas}", "${string(index)}", "${string(value)}", "'-zone-' + each"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("migrated katalog lacks %s:\n%s", want, got)
+		}
+	}
+}

@@ -198,23 +198,14 @@ func (m *migration) verify() error {
 		if defaulted(&it.rec.ctx) {
 			objects = info.defaulted
 		}
-		views := m.childrenViews(&it.rec.ctx, seed)
-		scope := func(o map[string]any, i int) *engine.Scope {
-			s := engine.NewScope(o)
-			if views != nil {
-				v := views[i%len(views)]
-				s.Children, s.Vars = v, map[string]any{engine.ChildrenVar: v}
-			}
-			return s
-		}
+		compare := m.comparer(it, seed)
 		for i, smp := range objects {
 			m.res.Evaluations++
 			// Expressions that read the clock are compared at one instant
 			// per object, spread over the hours and days of the week.
 			at := sampleInstant(i)
 			restore := engine.SetClock(func() time.Time { return at })
-			a, b := it.old.eval(scope(smp.obj, i)), it.new.eval(scope(smp.obj, i))
-			if sameFor(it, a, b) {
+			if _, _, same := compare(smp.obj, i); same {
 				restore()
 				continue
 			}
@@ -229,11 +220,11 @@ func (m *migration) verify() error {
 				return o
 			}
 			fails := func(o map[string]any) bool {
-				o = prep(o)
-				return !sameFor(it, it.old.eval(scope(o, i)), it.new.eval(scope(o, i)))
+				_, _, same := compare(prep(o), i)
+				return !same
 			}
 			small := objgen.Shrink(self, raw(info, smp), fails)
-			a, b = it.old.eval(scope(prep(small), i)), it.new.eval(scope(prep(small), i))
+			a, b, _ := compare(prep(small), i)
 			restore()
 			mm := &Mismatch{Item: it, Object: small, Source: strings.TrimSuffix(smp.source, ", defaulted"), Legacy: a.String(), CEL: b.String(), Defaulted: defaulted(&it.rec.ctx)}
 			if it.readsClock() {
@@ -244,6 +235,62 @@ func (m *migration) verify() error {
 			}
 			m.res.Mismatches = append(m.res.Mismatches, mm)
 			break
+		}
+	}
+	return nil
+}
+
+// itemsPerObject is how many items of a forEach field a translation is
+// verified with per object.
+const itemsPerObject = 4
+
+// comparer evaluates it and its translation on an object (the i-th) as the
+// operator would: with a view of observed children where it reads them,
+// and once per item (the first few) in a forEach declaration. same is
+// false with the first differing outcomes.
+func (m *migration) comparer(it *Item, seed int64) func(o map[string]any, i int) (a, b outcome, same bool) {
+	views := m.childrenViews(&it.rec.ctx, seed)
+	fe := m.forEachOf(it)
+	return func(o map[string]any, i int) (outcome, outcome, bool) {
+		s := engine.NewScope(o)
+		if views != nil {
+			v := views[i%len(views)]
+			s.Children, s.Vars = v, map[string]any{engine.ChildrenVar: v}
+		}
+		scopes := []*engine.Scope{s}
+		if fe != nil {
+			// a field that is not a list or map fails the render first
+			items, _ := fe.Items(o)
+			scopes = scopes[:0]
+			for _, x := range items[:min(len(items), itemsPerObject)] {
+				scopes = append(scopes, fe.Scope(s, x))
+			}
+		}
+		for _, sc := range scopes {
+			a, b := it.old.eval(sc), it.new.eval(sc)
+			if !sameFor(it, a, b) {
+				return a, b, false
+			}
+		}
+		return outcome{}, outcome{}, true
+	}
+}
+
+// forEachOf is the forEach of the declaration it belongs to; nil outside
+// one.
+func (m *migration) forEachOf(it *Item) *engine.ForEach {
+	e := m.k.Entry(it.Entry)
+	if e == nil || e.Box == nil {
+		return nil
+	}
+	for _, h := range e.Box.Hooks {
+		if h == nil {
+			continue
+		}
+		for _, r := range h.Resources {
+			if r.ForEach != nil && strings.HasPrefix(it.Field, "operatorBox."+r.FieldPath()+".") {
+				return &engine.ForEach{Field: r.ForEach.Field, Path: r.ForEach.Path, As: r.ForEach.As, Unknown: true}
+			}
 		}
 	}
 	return nil
