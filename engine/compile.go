@@ -377,7 +377,7 @@ func (c *compiler) when(e *katalog.CRDEntry, w *katalog.When, all bool, field st
 		if c.b.Legacy == nil {
 			c.errorf(w.Pos, field, "structured conditions need the legacy adapter, which is not enabled in this build")
 		} else {
-			ctx := &Context{Entry: c.entry, Field: field, Pos: w.Pos, Self: c.selfFor(Legacy, c.view), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
+			ctx := &Context{Entry: c.entry, Field: field, Pos: w.Pos, Self: c.selfFor(Legacy, c.view), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit, Vars: c.vars}
 			cond, diags := c.b.Legacy.CompileStructured(w.Conditions, all, ctx)
 			c.diags = append(c.diags, diags...)
 			c.exprs += len(w.Conditions)

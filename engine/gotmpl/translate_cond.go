@@ -27,7 +27,7 @@ import (
 // field or value is a template has no CEL form (an *Untranslatable).
 func TranslateStructured(c *katalog.Condition, ctx *engine.Context, opts TranslateOptions) (src string, idiomatic bool, err error) {
 	if c.Field == "children" || strings.HasPrefix(c.Field, "children.") {
-		return "", false, &Untranslatable{Reason: "the condition reads the custom resource's children, which migrate does not translate to CEL"}
+		return childrenCondition(c, ctx)
 	}
 	legacySrc, err := ConditionCEL(c)
 	if err != nil {
@@ -58,6 +58,31 @@ func TranslateStructured(c *katalog.Condition, ctx *engine.Context, opts Transla
 		e = "!(" + e + ")"
 	}
 	return e, true, nil
+}
+
+// childrenCondition translates a condition on the children
+// (children.deployment.status.readyReplicas) to the legacy.* helper form
+// over the CEL variable children: the same view, read by the same lookup.
+func childrenCondition(c *katalog.Condition, ctx *engine.Context) (string, bool, error) {
+	rest, ok := strings.CutPrefix(c.Field, "children.")
+	readsChildren := false
+	for _, v := range ctx.Vars {
+		readsChildren = readsChildren || v.Name == engine.ChildrenVar
+	}
+	if !ok || rest == "" || !readsChildren {
+		return "", false, &Untranslatable{Reason: "the condition reads the custom resource's children as a whole, which has no CEL form here"}
+	}
+	src, err := ConditionCEL(c)
+	if err != nil {
+		return "", false, &Untranslatable{Reason: err.Error()}
+	}
+	for _, fn := range []string{"legacy.str", "legacy.typeOf"} {
+		src = strings.ReplaceAll(src, fn+"(self, "+celString(c.Field)+")", fn+"(children, "+celString(rest)+")")
+	}
+	if strings.Contains(src, "(self, ") {
+		return "", false, &Untranslatable{Reason: "the condition reads the custom resource's children in a form with no CEL translation here"}
+	}
+	return src, false, nil
 }
 
 // conditionField is the optional chain reading a condition's dot path: none

@@ -594,6 +594,9 @@ spec:
               value: "{{ .children.deployment.status.readyReplicas }}"
             - path: endpoint
               value: "ready {{ .children.deployment.status.readyReplicas }} of {{ .spec.replicas }}"
+              when:
+                - field: children.deployment.status.readyReplicas
+                  greaterThan: "0"
 `
 	path := filepath.Join(dir, "katalog.yaml")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
@@ -609,7 +612,7 @@ spec:
 	var b strings.Builder
 	res.WriteReport(&b)
 	got := string(res.Files[0].Migrated)
-	for _, want := range []string{"children.deployment.status", "${"} {
+	for _, want := range []string{"children.deployment.status", "${", "legacy.gt(legacy.str(children, 'deployment.status.readyReplicas'), 0.0)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("migrated katalog lacks %s:\n%s\n%s", want, got, b.String())
 		}
@@ -619,8 +622,8 @@ spec:
 			t.Errorf("left legacy: %s: %s", it.Legacy, it.Reason)
 		}
 	}
-	if len(res.Translated) != 2 || res.Evaluations == 0 {
-		t.Errorf("translated %d (want the two status fields), %d evaluations:\n%s", len(res.Translated), res.Evaluations, b.String())
+	if len(res.Translated) != 3 || res.Evaluations == 0 {
+		t.Errorf("translated %d (want the two status fields and the condition), %d evaluations:\n%s", len(res.Translated), res.Evaluations, b.String())
 	}
 }
 
