@@ -85,6 +85,9 @@ func (legacyLib) CompileOptions() []cel.EnvOption {
 		cel.Function("legacy.field",
 			cel.Overload("legacy_field_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.OptionalType(cel.DynType),
 				cel.BinaryBinding(celField))),
+		cel.Function("legacy.typed",
+			cel.Overload("legacy_typed_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.DynType,
+				cel.BinaryBinding(celTyped))),
 		cel.Function("legacy.truth",
 			cel.Overload("legacy_truth_dyn", []*cel.Type{cel.DynType}, cel.BoolType,
 				cel.UnaryBinding(func(v ref.Val) ref.Val {
@@ -250,6 +253,31 @@ func celField(v, key ref.Val) ref.Val {
 		return types.OptionalNone
 	}
 	return types.OptionalOf(x)
+}
+
+// celTyped is legacy.typed(v, type): an untyped value text/template passes
+// to a parameter of that Go type (string, bool) — itself when it has that
+// type, else the failure text/template reports.
+func celTyped(v, typ ref.Val) ref.Val {
+	name, ok := typ.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(typ)
+	}
+	switch x := celNative(v); {
+	case x == nil:
+		return types.NewErr("invalid value; expected %s", string(name))
+	case name == "string":
+		if _, ok := x.(string); ok {
+			return v
+		}
+	case name == "bool":
+		if _, ok := x.(bool); ok {
+			return v
+		}
+	default:
+		return types.NewErr("legacy.typed: unknown type %q", string(name))
+	}
+	return types.NewErr("wrong type for value; expected %s; got %T", string(name), celNative(v))
 }
 
 func celNative(v ref.Val) any {

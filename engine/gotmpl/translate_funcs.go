@@ -161,11 +161,21 @@ func (t *translator) strict(v val) val {
 }
 
 func (t *translator) want(v val, k vkind, fn string, n parse.Node) val {
+	if name, ok := typedArgs[k]; ok && v.dyn && v.plain != nil {
+		// text/template passes an untyped value of that Go type and fails
+		// on any other (or a missing one): legacy.typed does the same.
+		out := t.strict(v)
+		out.kind, out.expr, out.prec = k, "legacy.typed("+out.expr+", "+celString(name)+")", precPrimary
+		return out
+	}
 	if v.kind != k {
 		t.failf(n, "%s takes %s here, %s", fn, k, kindName(v))
 	}
 	return t.strict(v)
 }
+
+// typedArgs name the kinds an untyped argument can be checked for.
+var typedArgs = map[vkind]string{vString: "string", vBool: "bool"}
 
 // number checks an arithmetic argument: integers and numbers (the legacy
 // engine also took numeric strings and booleans, which have no exact form).

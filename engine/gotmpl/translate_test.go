@@ -96,6 +96,7 @@ func TestTranslateValue(t *testing.T) {
 		{"untyped field untyped", `{{ .spec.config.x }}`, toInt, `${self.spec.config.?x.optFlatMap(v, legacy.value(v, 'integer'))}`, ""},
 		{"untyped field two levels down", `{{ .spec.config.x.y }}`, toString, `${legacy.field(self.spec.config.x, 'y').optFlatMap(v, legacy.value(v, 'string'))}`, ""},
 		{"untyped field interpolated", `cfg-{{ .spec.config.x }}`, toString, "", "white space depends on missing fields"},
+		{"an untyped field as a string argument", `{{ hasPrefix .spec.config.x "a" }}`, toString, `${string(legacy.typed(self.spec.config.x, 'string').startsWith('a'))}`, ""},
 		{"truth of an untyped field", `{{ if .spec.config.x }}on{{ else }}off{{ end }}`, toString, `${self.spec.config.?x.optMap(v, legacy.truth(v)).orValue(false) ? 'on' : 'off'}`, ""},
 		{"int-or-string field", `{{ .spec.size }}`, toString, `${self.spec.?size.optFlatMap(v, legacy.value(v, 'string'))}`, ""},
 		{"untyped field in a conversion", `{{ .spec.config.x }}`, toConvStr, `${self.spec.config.?x.optFlatMap(v, legacy.value(v, 'string+null'))}`, ""},
