@@ -20,6 +20,7 @@ import (
 //	camelToKebab(string) string      domainHost(string) string
 //	cronMinute(string) string        cronHour, cronDom, cronMonth, cronDow
 //	cronValid(string) bool           cronDescribe(string) string
+//	cronExpr(string, string, string, string, string) string  cronFromAny(dyn) string
 //	allReplicasReady(dyn) bool       readyReplicas(dyn) int
 //	resourceExists(dyn) bool         phase(dyn) string
 //	resourceCPU(dyn) string          resourceMemory(dyn) string
@@ -87,6 +88,7 @@ func upstreamObjectFns() []objFn {
 		{"podNames", cel.StringType, str(notes.PodNames)},
 		{"podContainerReasons", cel.StringType, str(notes.PodContainerReasons)},
 		{"hasCrashingPod", cel.BoolType, boolean(notes.HasCrashingPod)},
+		{"cronFromAny", cel.StringType, str(notes.CronFromAny)},
 	}
 }
 
@@ -141,7 +143,28 @@ func upstreamDefs() libDefs {
 			binding:  cel.UnaryBinding(func(arg ref.Val) ref.Val { return f.fn(rawOf(arg)) }),
 			estimate: objectEstimate, track: track})
 	}
+	five := []*cel.Type{cel.StringType, cel.StringType, cel.StringType, cel.StringType, cel.StringType}
 	return append(ds,
+		overloadDef{fn: "cronExpr", id: "cronExpr_string_string_string_string_string", args: five, result: cel.StringType,
+			binding: cel.FunctionBinding(func(args ...ref.Val) ref.Val {
+				var f [5]string
+				for i, a := range args {
+					s, ok := a.(types.String)
+					if !ok {
+						return types.MaybeNoSuchOverloadErr(a)
+					}
+					f[i] = string(s)
+				}
+				return types.String(notes.CronExpr(f[0], f[1], f[2], f[3], f[4]))
+			}),
+			estimate: func(est checker.CostEstimator, n *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+				// the fields, four spaces, and "*" for each blank one
+				c := traversal(1)(est, n, args)
+				size := checker.SizeEstimate{Min: c.ResultSize.Min, Max: c.ResultSize.Max + 9}
+				c.ResultSize = &size
+				return c
+			},
+			track: track},
 		overloadDef{fn: "cronValid", id: "cronValid_string", args: []*cel.Type{cel.StringType}, result: cel.BoolType,
 			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
 				return str(arg, func(s string) ref.Val { return types.Bool(notes.CronValid(s)) })

@@ -62,6 +62,12 @@ func TestUpstreamLibrary(t *testing.T) {
 		{src: "${cronMinute('')}", want: "*"},
 		{src: "${cronMinute('0 0 *')}", err: `cronMinute: expected 5 fields in "0 0 *", got 3`},
 		{src: "${cronValid(self.spec.schedule)}", want: true},
+		// cronExpr joins five fields, * for a blank one; cronFromAny takes a
+		// cron map or string (iAlexeze/orkestra examples/kubebuilder-conversion)
+		{src: "${cronExpr('*/5', '0', '', ' ', '1')}", want: "*/5 0 * * 1"},
+		{src: "${cronFromAny({'minute': dyn('30'), 'hour': dyn(2)})}", want: "30 2 * * *"},
+		{src: "${cronFromAny('@daily')}", want: "0 0 * * *"},
+		{src: "${cronFromAny(7)}", want: "* * * * *"},
 		{src: "${cronDescribe('0 2 * * *')}", want: "At 2:0 every day"},
 		{src: "${allReplicasReady(self.spec.child)}", want: true},
 		{src: "${readyReplicas(self.spec.child)}", want: int64(3)},

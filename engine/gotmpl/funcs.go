@@ -95,9 +95,9 @@ var funcs = map[string]*funcInfo{
 	// cron
 	"cronToMap":     {fn: fnCronToMap},
 	"cronFromMap":   {fn: fnCronFromMap},
-	"cronFromAny":   {fn: fnCronFromAny},
+	"cronFromAny":   {fn: notes.CronFromAny},
 	"cronNormalize": {fn: notes.CronNormalize},
-	"cronExpr":      {fn: cronExpr, pipeFirst: true},
+	"cronExpr":      {fn: notes.CronExpr, pipeFirst: true},
 
 	// text/template builtins
 	"and":      {min: 1, max: -1},

@@ -43,44 +43,11 @@ func fnCronToMap(v any) (string, error) {
 	return cronMapSentinel + string(b), nil
 }
 
-func cronFromMapValue(m map[string]any) string {
-	parts := make([]string, len(cronKeys))
-	for i, k := range cronKeys {
-		parts[i] = "*"
-		if v, ok := m[k]; ok {
-			if s := fmt.Sprintf("%v", v); strings.TrimSpace(s) != "" {
-				parts[i] = s
-			}
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
 func fnCronFromMap(v any) (string, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return "", fmt.Errorf("cronFromMap: expected map, got %T — use cronFromAny if the input may be a cron string", v)
 	}
-	return cronFromMapValue(m), nil
+	return notes.CronFromMap(m), nil
 }
 
-func fnCronFromAny(v any) string {
-	switch x := v.(type) {
-	case map[string]any:
-		return cronFromMapValue(x)
-	case string:
-		return notes.CronNormalize(x)
-	}
-	return "* * * * *"
-}
-
-func starIfEmpty(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "*"
-	}
-	return s
-}
-
-func cronExpr(minute, hour, dom, month, dow string) string {
-	return strings.Join([]string{starIfEmpty(minute), starIfEmpty(hour), starIfEmpty(dom), starIfEmpty(month), starIfEmpty(dow)}, " ")
-}

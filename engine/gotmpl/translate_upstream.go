@@ -1,6 +1,8 @@
 package gotmpl
 
 import (
+	"strings"
+
 	"strconv"
 	"text/template/parse"
 
@@ -102,6 +104,13 @@ func (t *translator) callUpstream(id *parse.IdentifierNode, args []val, node fun
 			return val{kind: vBool, expr: "type(" + orValue(a, zeroOf(a.kind, node(0), t)) + ") == map", prec: precRel}, true
 		}
 		t.failf(node(0), "typeMap of an untyped value depends on the data")
+	case name == "cronExpr":
+		arity(5)
+		var fs []string
+		for i := range args {
+			fs = append(fs, t.want(args[i], vString, name, node(i)).expr)
+		}
+		return val{kind: vString, expr: "cronExpr(" + strings.Join(fs, ", ") + ")", prec: precPrimary, nonEmpty: true}, true
 	case name == "domainHost":
 		arity(1)
 		a := args[0]

@@ -31,6 +31,8 @@ func TestTranslateUpstreamFunctions(t *testing.T) {
 		{"camelToKebab", `{{ camelToKebab .spec.name }}`, toString, `${camelToKebab(self.spec.name)}`, ""},
 		// domainHost may leave white space at an edge ("https:// x"), which
 		// the legacy output trimmed.
+		{"cronExpr", `{{ cronExpr .spec.name .spec.environment "*" "*" .spec.image }}`, toString, `${cronExpr(self.spec.name, self.spec.environment, '*', '*', self.spec.image).trim()}`, ""},
+		{"cronExpr of untyped fields", `{{ cronExpr .spec.config.m .spec.config.h "*" "*" "*" }}`, toString, `${cronExpr(legacy.typed(self.spec.config.m, 'string'), legacy.typed(self.spec.config.h, 'string'), '*', '*', '*').trim()}`, ""},
 		{"domainHost", `{{ domainHost .spec.environment }}`, toString, `${domainHost(self.spec.?environment.orValue('')).trim()}`, ""},
 		{"domainHost of a number", `{{ domainHost .metadata.generation }}`, toString, `${''}`, ""},
 		{"domainHost of a number that can fail", `{{ domainHost .spec.port }}`, toString, "", "always empty"},

@@ -524,3 +524,43 @@ func NextCronWindowChange(s cron.Schedule, dur time.Duration, now time.Time) tim
 	}
 	return out
 }
+
+var cronFields = []string{"minute", "hour", "dayOfMonth", "month", "dayOfWeek"}
+
+// CronFromMap joins the five named fields of a cron map into an expression
+// ("*" for a missing or blank field, any other value printed with %v).
+func CronFromMap(m map[string]any) string {
+	parts := make([]string, len(cronFields))
+	for i, k := range cronFields {
+		parts[i] = "*"
+		if v, ok := m[k]; ok {
+			if s := fmt.Sprintf("%v", v); strings.TrimSpace(s) != "" {
+				parts[i] = s
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// CronFromAny is a schedule written as a cron map or a cron string (macros
+// expanded, as CronNormalize); anything else is "* * * * *".
+func CronFromAny(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		return CronFromMap(x)
+	case string:
+		return CronNormalize(x)
+	}
+	return "* * * * *"
+}
+
+// CronExpr joins five cron fields, "*" for a blank one.
+func CronExpr(minute, hour, dom, month, dow string) string {
+	parts := []string{minute, hour, dom, month, dow}
+	for i, p := range parts {
+		if strings.TrimSpace(p) == "" {
+			parts[i] = "*"
+		}
+	}
+	return strings.Join(parts, " ")
+}
