@@ -50,4 +50,3 @@ func fnCronFromMap(v any) (string, error) {
 	}
 	return notes.CronFromMap(m), nil
 }
-
