@@ -103,6 +103,13 @@ func (t *translator) callUpstream(id *parse.IdentifierNode, args []val, node fun
 			}
 			return val{kind: vBool, expr: "type(" + orValue(a, zeroOf(a.kind, node(0), t)) + ") == map", prec: precRel}, true
 		}
+		if a.dyn && a.plain != nil {
+			// whatever the untyped field holds: a map or not (missing: not)
+			if a.opt != nil {
+				return val{kind: vBool, expr: p(*a.opt, precPrimary) + ".optMap(v, type(v) == map).orValue(false)", prec: precPrimary}, true
+			}
+			return val{kind: vBool, expr: "type(" + a.expr + ") == map", prec: precRel}, true
+		}
 		t.failf(node(0), "typeMap of an untyped value depends on the data")
 	case name == "cronExpr":
 		arity(5)

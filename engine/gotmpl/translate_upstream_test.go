@@ -27,10 +27,11 @@ func TestTranslateUpstreamFunctions(t *testing.T) {
 		{"typeMap of a string", `{{ typeMap .spec.name }}`, toBool, `${type(self.spec.name) == map}`, ""},
 		{"typeMap of metadata", `{{ typeMap .metadata }}`, toBool, `${true}`, ""},
 		{"typeMap of an open object", `{{ typeMap .spec.config }}`, toBool, `${self.spec.?config.hasValue()}`, ""},
-		{"typeMap of int-or-string", `{{ typeMap .spec.size }}`, toBool, "", "untyped"},
+		{"typeMap of int-or-string", `{{ typeMap .spec.size }}`, toBool, `${self.spec.?size.optMap(v, type(v) == map).orValue(false)}`, ""},
 		{"camelToKebab", `{{ camelToKebab .spec.name }}`, toString, `${camelToKebab(self.spec.name)}`, ""},
 		// domainHost may leave white space at an edge ("https:// x"), which
 		// the legacy output trimmed.
+		{"typeMap of an untyped value", `{{ if typeMap .spec.config.x }}map{{ else }}other{{ end }}`, toString, `${self.spec.config.?x.optMap(v, type(v) == map).orValue(false) ? 'map' : 'other'}`, ""},
 		{"cronExpr", `{{ cronExpr .spec.name .spec.environment "*" "*" .spec.image }}`, toString, `${cronExpr(self.spec.name, self.spec.environment, '*', '*', self.spec.image).trim()}`, ""},
 		{"cronExpr of untyped fields", `{{ cronExpr .spec.config.m .spec.config.h "*" "*" "*" }}`, toString, `${cronExpr(legacy.typed(self.spec.config.m, 'string'), legacy.typed(self.spec.config.h, 'string'), '*', '*', '*').trim()}`, ""},
 		{"domainHost", `{{ domainHost .spec.environment }}`, toString, `${domainHost(self.spec.?environment.orValue('')).trim()}`, ""},
