@@ -60,7 +60,7 @@ func (t *translator) field(segs []string, n parse.Node) val {
 		}
 	}
 	v := t.valueAt(st, n)
-	v.dyn = st.dyn || st.s != nil && st.s.XIntOrString
+	v.dyn = st.dyn || st.s != nil && (st.s.XIntOrString || st.s.Type == "" && st.s.XPreserveUnknownFields)
 	v.plain = segs
 	v.at = &st
 	v.path = pathKey(segs)
