@@ -289,7 +289,7 @@ type migration struct {
 }
 
 func (m *migration) translate(r *record) {
-	opts := gotmpl.TranslateOptions{Namespaced: m.namespaced(r.ctx.Self), Defaulted: defaulted(&r.ctx), Notes: m.notes()}
+	opts := gotmpl.TranslateOptions{Namespaced: m.namespaced(m.objectSchema(&r.ctx)), Defaulted: defaulted(&r.ctx), Notes: m.notes()}
 	switch r.kind {
 	case Value, Condition:
 		it := &Item{Kind: r.kind, Pos: r.ctx.Pos, Entry: r.ctx.Entry, Field: r.ctx.Field, Legacy: r.src, rec: r}
@@ -506,6 +506,21 @@ func (m *migration) indexSchemas() {
 			}
 		}
 	}
+}
+
+// objectSchema is the schema of the objects an item is verified on: its
+// self, or, where the compiler widened self for the item (a forEach
+// declaration's item roots, the fields normalize adds), the version schema
+// of its entry.
+func (m *migration) objectSchema(ctx *engine.Context) *structuralschema.Structural {
+	s := ctx.Self
+	if _, ok := m.schemas[s]; ok {
+		return s
+	}
+	if e := m.k.Entry(ctx.Entry); e != nil && e.Schema() != nil {
+		return e.Schema()
+	}
+	return s
 }
 
 func (m *migration) namespaced(s *structuralschema.Structural) bool {

@@ -151,7 +151,7 @@ func (m *migration) verify() error {
 	// Objects only for the schemas a translation runs on.
 	used := map[*structuralschema.Structural]bool{}
 	for _, it := range m.res.Translated {
-		used[it.rec.ctx.Self] = true
+		used[m.objectSchema(&it.rec.ctx)] = true
 	}
 	var schemas []*structuralschema.Structural
 	for s := range used {
@@ -190,7 +190,7 @@ func (m *migration) verify() error {
 		m.res.Objects += len(info.objects)
 	}
 	for _, it := range m.res.Translated {
-		info := m.schemas[it.rec.ctx.Self]
+		info := m.schemas[m.objectSchema(&it.rec.ctx)]
 		if info == nil {
 			continue
 		}
@@ -211,7 +211,7 @@ func (m *migration) verify() error {
 			}
 			// Shrink the object as written; with defaulting applied again
 			// at each step when the expression sees defaulted objects.
-			self := it.rec.ctx.Self
+			self := m.objectSchema(&it.rec.ctx)
 			prep := func(o map[string]any) map[string]any {
 				if defaulted(&it.rec.ctx) {
 					o = deepCopy(o).(map[string]any)
