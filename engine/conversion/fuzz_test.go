@@ -56,8 +56,11 @@ func TestStashRefusesWhatNoConversionWrites(t *testing.T) {
 	for raw, want := range map[string]string{
 		`{"v1alpha1":{"unset":[[]]}}`:                       `entry "v1alpha1" unsets an empty path`,
 		`{"v1alpha1":{"set":{"metadata":{"name":"evil"}}}}`: `entry "v1alpha1" holds metadata.name` + only,
-		`{"v1alpha1":{"set":{"apiVersion":"x/v9"}}}`:        `entry "v1alpha1" holds "apiVersion"` + only,
-		`{"v1alpha1":{"unset":[["metadata","uid"]]}}`:       `entry "v1alpha1" holds unset path metadata.uid` + only,
+		// found by FuzzStash: an empty metadata map replaced the object's
+		// metadata, name and namespace included
+		`{"v1alpha1":{"set":{"metadata":{}}}}`:        `entry "v1alpha1" holds metadata` + only,
+		`{"v1alpha1":{"set":{"apiVersion":"x/v9"}}}`:  `entry "v1alpha1" holds "apiVersion"` + only,
+		`{"v1alpha1":{"unset":[["metadata","uid"]]}}`: `entry "v1alpha1" holds unset path metadata.uid` + only,
 	} {
 		obj := readObj(t, "../../examples/website/website-v1.yaml")
 		obj.SetAnnotations(map[string]string{conversion.StashAnnotation: raw})

@@ -232,7 +232,9 @@ func stashOutside(e *stashEntry) string {
 			continue
 		case "metadata":
 			m, ok := v.(map[string]any)
-			if !ok {
+			if !ok || len(m) == 0 {
+				// restoring an empty map would replace the whole
+				// metadata (name and namespace included)
 				return "metadata"
 			}
 			for mk := range m {
