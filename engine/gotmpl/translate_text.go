@@ -3,6 +3,7 @@ package gotmpl
 import (
 	"strings"
 	"text/template/parse"
+	"unicode/utf8"
 )
 
 // piece is one part of a template's output: text or a value.
@@ -111,6 +112,54 @@ func (t *translator) edgeClean(ps []piece, trailing bool) bool {
 	return true
 }
 
+// markerSafe reports that trimming the CEL rendering of ps (missing values
+// printed as "") gives what the legacy engine gave: it trimmed with a
+// "<no value>" marker in place of each missing value and removed the
+// markers afterwards, so a marker at an edge kept the white space behind
+// it. That cannot happen when, from each edge, every value that may be
+// missing is followed (inwards) by text that does not start with white
+// space, or by nothing.
+func (t *translator) markerSafe(ps []piece) bool {
+	return t.markerEdgeSafe(ps, false) && t.markerEdgeSafe(ps, true)
+}
+
+func (t *translator) markerEdgeSafe(ps []piece, trailing bool) bool {
+	at := func(i int) piece {
+		if trailing {
+			return ps[len(ps)-1-i]
+		}
+		return ps[i]
+	}
+	for i := range ps {
+		pc := at(i)
+		if pc.isText {
+			if strings.TrimFunc(pc.text, isSpace) != "" {
+				return true // trimming stops in this text
+			}
+			continue
+		}
+		if !pc.v.mayNil() && !pc.v.nilInside {
+			if nonEmpty, noEdge := renderFacts(pc.v); nonEmpty && noEdge {
+				return true
+			}
+			continue
+		}
+		if i+1 == len(ps) {
+			return true // a marker alone is removed to nothing in both
+		}
+		next := at(i + 1)
+		if !next.isText || next.text == "" {
+			return false
+		}
+		r, _ := utf8.DecodeRuneInString(next.text)
+		if trailing {
+			r, _ = utf8.DecodeLastRuneInString(next.text)
+		}
+		return !isSpace(r)
+	}
+	return true
+}
+
 // whole is the legacy rendering of pieces as one CEL string: trimmed
 // where a value may bring white space to an edge.
 func (t *translator) whole(ps []piece) string {
@@ -119,7 +168,7 @@ func (t *translator) whole(ps []piece) string {
 	if t.edgeClean(ps, false) && t.edgeClean(ps, true) {
 		return v.expr
 	}
-	if v.nilInside {
+	if v.nilInside && !t.markerSafe(ps) {
 		t.failf(nil, "the output's leading or trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
 	}
 	return p(v, precPrimary) + ".trim()"
@@ -141,7 +190,7 @@ func (t *translator) interpolate(ps []piece) string {
 	ps = trimStaticEdges(ps)
 	if !t.edgeClean(ps, false) || !t.edgeClean(ps, true) {
 		whole := t.concat(ps)
-		if whole.nilInside {
+		if whole.nilInside && !t.markerSafe(ps) {
 			t.failf(nil, "the output's leading or trailing white space depends on missing fields (the legacy engine trimmed around a \"<no value>\" marker)")
 		}
 		return "${" + p(whole, precPrimary) + ".trim()}"
