@@ -21,6 +21,7 @@ import (
 //	cronMinute(string) string        cronHour, cronDom, cronMonth, cronDow
 //	cronValid(string) bool           cronDescribe(string) string
 //	cronExpr(string, string, string, string, string) string  cronFromAny(dyn) string
+//	cronNormalize(string) string
 //	allReplicasReady(dyn) bool       readyReplicas(dyn) int
 //	resourceExists(dyn) bool         phase(dyn) string
 //	resourceCPU(dyn) string          resourceMemory(dyn) string
@@ -66,6 +67,7 @@ func upstreamStringFns() []strFn1 {
 		{"cronMonth", notes.CronMonth, 1},
 		{"cronDow", notes.CronDow, 1},
 		{"cronDescribe", plain(notes.CronDescribe), 1},
+		{"cronNormalize", plain(notes.CronNormalize), 2},
 	}
 }
 

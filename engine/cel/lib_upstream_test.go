@@ -68,6 +68,7 @@ func TestUpstreamLibrary(t *testing.T) {
 		{src: "${cronFromAny({'minute': dyn('30'), 'hour': dyn(2)})}", want: "30 2 * * *"},
 		{src: "${cronFromAny('@daily')}", want: "0 0 * * *"},
 		{src: "${cronFromAny(7)}", want: "* * * * *"},
+		{src: "${cronNormalize(' @daily ')}", want: "0 0 * * *"},
 		{src: "${cronDescribe('0 2 * * *')}", want: "At 2:0 every day"},
 		{src: "${allReplicasReady(self.spec.child)}", want: true},
 		{src: "${readyReplicas(self.spec.child)}", want: int64(3)},

@@ -18,7 +18,7 @@ import (
 // and return a string.
 var stringFns = map[string]bool{
 	"camelToKebab": true, "cronMinute": true, "cronHour": true, "cronDom": true,
-	"cronMonth": true, "cronDow": true, "cronDescribe": true,
+	"cronMonth": true, "cronDow": true, "cronDescribe": true, "cronNormalize": true,
 }
 
 // objectFns take any value (a Kubernetes object); the kind of what they
@@ -131,7 +131,12 @@ func (t *translator) callUpstream(id *parse.IdentifierNode, args []val, node fun
 	case stringFns[name]:
 		arity(1)
 		s := t.want(args[0], vString, name, node(0))
-		out := val{kind: vString, expr: name + "(" + s.expr + ")", prec: precPrimary, ascii: s.ascii, noSpace: s.noSpace, noEdgeSpace: s.noSpace, failsOther: name != "camelToKebab" && name != "cronDescribe"}
+		out := val{kind: vString, expr: name + "(" + s.expr + ")", prec: precPrimary, ascii: s.ascii, noSpace: s.noSpace, noEdgeSpace: s.noSpace, failsOther: name != "camelToKebab" && name != "cronDescribe" && name != "cronNormalize"}
+		if name == "cronNormalize" {
+			// five fields joined by single spaces: never empty, no white
+			// space at the edges; ASCII when the input is
+			out.nonEmpty, out.noEdgeSpace, out.noSpace = true, true, false
+		}
 		if name == "cronDescribe" {
 			out.nonEmpty, out.noEdgeSpace, out.ascii = true, s.noEdgeSpace && s.ascii, s.ascii
 		}

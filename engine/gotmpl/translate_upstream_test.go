@@ -32,6 +32,7 @@ func TestTranslateUpstreamFunctions(t *testing.T) {
 		// domainHost may leave white space at an edge ("https:// x"), which
 		// the legacy output trimmed.
 		{"typeMap of an untyped value", `{{ if typeMap .spec.config.x }}map{{ else }}other{{ end }}`, toString, `${self.spec.config.?x.optMap(v, type(v) == map).orValue(false) ? 'map' : 'other'}`, ""},
+		{"cronNormalize", `{{ cronNormalize .spec.environment }}`, toString, `${cronNormalize(self.spec.environment)}`, ""},
 		{"cronExpr", `{{ cronExpr .spec.name .spec.environment "*" "*" .spec.image }}`, toString, `${cronExpr(self.spec.name, self.spec.environment, '*', '*', self.spec.image).trim()}`, ""},
 		{"cronExpr of untyped fields", `{{ cronExpr .spec.config.m .spec.config.h "*" "*" "*" }}`, toString, `${cronExpr(legacy.typed(self.spec.config.m, 'string'), legacy.typed(self.spec.config.h, 'string'), '*', '*', '*').trim()}`, ""},
 		{"domainHost", `{{ domainHost .spec.environment }}`, toString, `${domainHost(self.spec.?environment.orValue('')).trim()}`, ""},
