@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+	celchecker "github.com/google/cel-go/checker"
+	"github.com/google/cel-go/common"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
@@ -82,6 +84,23 @@ func (legacyLib) CompileOptions() []cel.EnvOption {
 		cel.Function("legacy.print",
 			cel.Overload("legacy_print_dyn", []*cel.Type{cel.DynType}, cel.StringType,
 				cel.UnaryBinding(func(v ref.Val) ref.Val { return types.String(printLegacy(celNative(v))) }))),
+		cel.Function("legacy.printOpt",
+			cel.Overload("legacy_printOpt_optional", []*cel.Type{cel.OptionalType(cel.DynType)}, cel.StringType,
+				cel.UnaryBinding(func(v ref.Val) ref.Val {
+					o, ok := v.(*types.Optional)
+					if !ok {
+						return types.MaybeNoSuchOverloadErr(v)
+					}
+					if !o.HasValue() {
+						return types.String("")
+					}
+					return types.String(printLegacy(celNative(o.GetValue())))
+				}))),
+		cel.CostEstimatorOptions(
+			// printing reads the value once; Go syntax is at most twice
+			// its JSON size, which the request size bounds
+			celchecker.OverloadCostEstimate("legacy_print_dyn", printEstimate),
+			celchecker.OverloadCostEstimate("legacy_printOpt_optional", printEstimate)),
 		cel.Function("legacy.field",
 			cel.Overload("legacy_field_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.OptionalType(cel.DynType),
 				cel.BinaryBinding(celField))),
@@ -204,6 +223,20 @@ func printLegacy(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// printEstimate bounds legacy.print: one pass over an untyped value (the
+// request size bounds it) and at most twice its size printed.
+func printEstimate(est celchecker.CostEstimator, _ *celchecker.AstNode, args []celchecker.AstNode) *celchecker.CallEstimate {
+	in := celchecker.SizeEstimate{Min: 0, Max: maxUntyped}
+	if s := est.EstimateSize(args[0]); s != nil && s.Max < maxUntyped {
+		in = *s
+	}
+	out := celchecker.SizeEstimate{Min: 0, Max: 2 * in.Max}
+	return &celchecker.CallEstimate{CostEstimate: in.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(celchecker.FixedCostEstimate(1)), ResultSize: &out}
+}
+
+// maxUntyped bounds an untyped value: the API server's request size.
+const maxUntyped = 3 << 20
 
 // celValue is legacy.value(v, mode): an untyped field read by a plain
 // legacy reference, printed, trimmed and parsed for the target as the

@@ -199,7 +199,7 @@ func (t *translator) str(v val, n parse.Node) val {
 		if v.dyn && v.plain != nil {
 			out := val{kind: vString, prec: precPrimary, fails: v.fails, failsOther: v.failsOther, expr: "legacy.print(" + v.expr + ")"}
 			if v.opt != nil {
-				out.expr = p(*v.opt, precPrimary) + ".optMap(v, legacy.print(v)).orValue('')"
+				out.expr = "legacy.printOpt(" + v.opt.expr + ")"
 			}
 			return out
 		}

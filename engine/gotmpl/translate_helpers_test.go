@@ -115,7 +115,6 @@ func trCorners() []map[string]any {
 		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": "true"}}),
 		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": map[string]any{"y": "in", "z": []any{int64(1), "b"}}}}),
 		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": []any{"p", int64(2), nil}}}),
-		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{"x": "pre <no value> post"}}),
 		base(map[string]any{"image": "a", "name": "web", "port": int64(80), "config": map[string]any{}}),
 		base(map[string]any{"image": "ghost", "name": "web", "port": int64(65535), "environment": "Ωmega", "text": "\tmid dle\n", "ratio": 2.5, "replicas": int64(-3), "count": int64(7), "tags": []any{"a", ""}, "ports": []any{int64(1), int64(2)}}),
 	}

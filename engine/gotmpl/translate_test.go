@@ -96,6 +96,7 @@ func TestTranslateValue(t *testing.T) {
 		{"untyped field untyped", `{{ .spec.config.x }}`, toInt, `${self.spec.config.?x.optFlatMap(v, legacy.value(v, 'integer'))}`, ""},
 		{"untyped field two levels down", `{{ .spec.config.x.y }}`, toString, `${legacy.field(self.spec.config.x, 'y').optFlatMap(v, legacy.value(v, 'string'))}`, ""},
 		{"a missing value at the edge after text", `cfg-{{ .spec.text }}`, toString, `${('cfg-' + self.spec.?text.orValue('')).trim()}`, ""},
+		{"untyped field interpolated", `cfg-{{ .spec.config.x }}`, toString, `${('cfg-' + legacy.printOpt(self.spec.config.?x)).trim()}`, ""},
 		{"a missing value at the edge before white space", `{{ .spec.config.x }} -cfg`, toString, "", "white space depends on missing fields"},
 		{"a missing value at the edge after white space", `cfg- {{ .spec.environment }}`, toString, "", "white space depends on missing fields"},
 		{"a missing value inside", `a-{{ .spec.environment }}-b`, toString, `a-${self.spec.?environment.orValue('')}-b`, ""},
