@@ -202,13 +202,9 @@ func upstreamDefs() libDefs {
 // pod functions walk its pod summaries, a few per replica); a string it
 // returns is at most a status field's size.
 func objectEstimate(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
-	size := checker.SizeEstimate{Min: 0, Max: maxObjectString}
+	size := checker.SizeEstimate{Min: 0, Max: uint64(maxRequestSize)}
 	return &checker.CallEstimate{CostEstimate: checker.FixedCostEstimate(10), ResultSize: &size}
 }
-
-// maxObjectString bounds a string read from an object: the API server's
-// request size limit.
-const maxObjectString = 3 << 20
 
 // traversal estimates a function that reads its arguments once and builds
 // a result of at most grow bytes per input byte.

@@ -16,6 +16,7 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/robfig/cron/v3"
+	apiservercel "k8s.io/apiserver/pkg/cel"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/notes"
@@ -65,6 +66,20 @@ const maxSchedules = 1024
 //	legacy.cronWindow(string, int) bool  a `cron:` condition: the schedule
 //	                                 fired within the last n seconds (0: one
 //	                                 period of the schedule)
+//
+// and the helpers `orkestra migrate` translates untyped fields to, each
+// running the legacy engine's own code on whatever the field holds:
+//
+//	legacy.print(dyn) string         its printing (%v; null as "")
+//	legacy.printOpt(optional) string the same, "" when none
+//	legacy.value(dyn, string) optional  printed, trimmed and parsed for a
+//	                                 target ('integer', 'string', …, '+null');
+//	                                 none where the legacy engine left it unset
+//	legacy.field(dyn, string) optional  a field of an untyped value; fails
+//	                                 on null or a non-map, as the legacy read
+//	legacy.typed(dyn, string) dyn    the value passed to a string or bool
+//	                                 parameter; fails on any other type
+//	legacy.truth(dyn) bool           text/template's truth
 //
 // The lead passes it to the CEL backend's environment.
 func CELLibrary() cel.EnvOption { return cel.Lib(legacyLib{}) }
@@ -227,16 +242,13 @@ func printLegacy(v any) string {
 // printEstimate bounds legacy.print: one pass over an untyped value (the
 // request size bounds it) and at most twice its size printed.
 func printEstimate(est celchecker.CostEstimator, _ *celchecker.AstNode, args []celchecker.AstNode) *celchecker.CallEstimate {
-	in := celchecker.SizeEstimate{Min: 0, Max: maxUntyped}
-	if s := est.EstimateSize(args[0]); s != nil && s.Max < maxUntyped {
+	in := celchecker.SizeEstimate{Min: 0, Max: uint64(apiservercel.DefaultMaxRequestSizeBytes)}
+	if s := est.EstimateSize(args[0]); s != nil && s.Max < in.Max {
 		in = *s
 	}
 	out := celchecker.SizeEstimate{Min: 0, Max: 2 * in.Max}
 	return &celchecker.CallEstimate{CostEstimate: in.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(celchecker.FixedCostEstimate(1)), ResultSize: &out}
 }
-
-// maxUntyped bounds an untyped value: the API server's request size.
-const maxUntyped = 3 << 20
 
 // celValue is legacy.value(v, mode): an untyped field read by a plain
 // legacy reference, printed, trimmed and parsed for the target as the
