@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/orkspace/orkestra-cel/engine/jsonval"
@@ -153,8 +154,8 @@ func (n *Normalize) Apply(obj map[string]any) (map[string]any, error) {
 		if !present {
 			continue
 		}
-		before, had := nested(out, f.Path)
-		if err := setNested(out, f.Path, v); err != nil {
+		before, had, _ := unstructured.NestedFieldNoCopy(out, f.Path...)
+		if err := unstructured.SetNestedField(out, v, f.Path...); err != nil {
 			return nil, fmt.Errorf("normalize.spec.%s: %w", f.Source.Path, err)
 		}
 		if n.Audit && (!had || !jsonval.Equal(before, v)) {
@@ -165,36 +166,4 @@ func (n *Normalize) Apply(obj map[string]any) (map[string]any, error) {
 		out[katalog.NormalizeChangesRoot] = changes
 	}
 	return out, nil
-}
-
-func nested(obj map[string]any, path []string) (any, bool) {
-	var cur any = obj
-	for _, seg := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[seg]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
-func setNested(obj map[string]any, path []string, v any) error {
-	cur := obj
-	for i, seg := range path[:len(path)-1] {
-		next, ok := cur[seg]
-		if !ok || next == nil {
-			m := map[string]any{}
-			cur[seg] = m
-			cur = m
-			continue
-		}
-		if cur, ok = next.(map[string]any); !ok {
-			return fmt.Errorf("%s is not a map but %T", strings.Join(path[:i+1], "."), next)
-		}
-	}
-	cur[path[len(path)-1]] = v
-	return nil
 }
