@@ -188,14 +188,7 @@ spec:
                     equals: "true"
                   - {field: spec.serviceType, notEquals: NodePort}
 `
-	path := filepath.Join(dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(Options{Files: []string{path}, Count: 60})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := migrateText(t, dir, src, 60)
 	for _, it := range res.Left {
 		t.Errorf("left legacy: %s: %s (%s)", it.Pos, it.Legacy, it.Reason)
 	}
@@ -302,14 +295,7 @@ spec:
               data:
                 b64: "{{ randomBase64 24 }}"
 `
-	path := filepath.Join(dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(Options{Files: []string{path}, Count: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := migrateText(t, dir, src, 40)
 	if len(res.Translated) != 3 || len(res.Left) != 3 || !res.Equivalent() || len(res.Check) > 0 {
 		t.Fatalf("translated %d, left %d, mismatches %v, check %v", len(res.Translated), len(res.Left), res.Mismatches, res.Check)
 	}
@@ -463,14 +449,7 @@ spec:
               data:
                 ok: "{{ .spec.replicas }}"
 `
-	path := filepath.Join(dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(Options{Files: []string{path}, Count: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := migrateText(t, dir, src, 20)
 	if len(res.Translated) != 2 || !res.Equivalent() || len(res.Check) > 0 {
 		t.Fatalf("translated %d, left %d, mismatches %v, check %v", len(res.Translated), len(res.Left), res.Mismatches, res.Check)
 	}
@@ -553,14 +532,7 @@ spec:
           services:
             - name: "{{ .metadata.name }}-svc"
 `
-	path := filepath.Join(dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(Options{Files: []string{path}, Count: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := migrateText(t, dir, src, 10)
 	if len(res.Translated) != 1 || len(res.Check) > 0 {
 		t.Fatalf("translated %d, check %v", len(res.Translated), res.Check)
 	}
@@ -598,14 +570,7 @@ spec:
                 - field: children.deployment.status.readyReplicas
                   greaterThan: "0"
 `
-	path := filepath.Join(dir, "katalog.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(Options{Files: []string{path}, Count: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := migrateText(t, dir, src, 20)
 	if !res.Equivalent() || len(res.Check) > 0 {
 		t.Fatalf("mismatches %v, check %v", res.Mismatches, res.Check)
 	}
@@ -706,4 +671,18 @@ spec:
 			t.Errorf("migrated katalog lacks %s:\n%s", want, got)
 		}
 	}
+}
+
+// migrateText writes src as katalog.yaml into dir and migrates it.
+func migrateText(t *testing.T, dir, src string, count int) *Result {
+	t.Helper()
+	path := filepath.Join(dir, "katalog.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Options{Files: []string{path}, Count: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
