@@ -272,16 +272,7 @@ func TestNotEquivalentRefused(t *testing.T) {
 // position and reason; the rest still migrates.
 func TestLeftItemsListed(t *testing.T) {
 	dir := copyDir(t, example)
-	src := `apiVersion: orkestra.orkspace.io/v1
-kind: Katalog
-metadata:
-  name: left
-spec:
-  crds:
-    webapp:
-      crdFile: ./crd.yaml
-      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
-      operatorBox:
+	src := webappKatalog("left") + `      operatorBox:
         onCreate:
           configMaps:
             - name: "{{ .metadata.name }}"
@@ -427,16 +418,7 @@ var _ = schema.GroupVersionKind{}
 // validation block was refused as "does not check".)
 func TestMigrateWithStructuredValidationRules(t *testing.T) {
 	dir := copyDir(t, example)
-	src := `apiVersion: orkestra.orkspace.io/v1
-kind: Katalog
-metadata:
-  name: rules
-spec:
-  crds:
-    webapp:
-      crdFile: ./crd.yaml
-      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
-      validation:
+	src := webappKatalog("rules") + `      validation:
         rules:
           - field: spec.replicas
             operator: lessThan
@@ -464,15 +446,7 @@ spec:
 func TestMigrateKomposer(t *testing.T) {
 	dir := copyDir(t, example)
 	files := map[string]string{
-		"base.yaml": `apiVersion: orkestra.orkspace.io/v1
-kind: Katalog
-metadata: {name: base}
-spec:
-  crds:
-    webapp:
-      crdFile: ./crd.yaml
-      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
-      operatorBox:
+		"base.yaml": webappKatalog("base") + `      operatorBox:
         onCreate:
           configMaps:
             - name: "{{ .metadata.name }}"
@@ -515,15 +489,7 @@ imports:
 // katalog still checks.
 func TestMigrateNamedDelete(t *testing.T) {
 	dir := copyDir(t, example)
-	src := `apiVersion: orkestra.orkspace.io/v1
-kind: Katalog
-metadata: {name: named}
-spec:
-  crds:
-    webapp:
-      crdFile: ./crd.yaml
-      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
-      operatorBox:
+	src := webappKatalog("named") + `      operatorBox:
         onCreate:
           services:
             - name: "{{ .metadata.name }}-svc"
@@ -548,15 +514,7 @@ spec:
 // (the placeholders) and views generated from those schemas.
 func TestMigrateChildrenReads(t *testing.T) {
 	dir := copyDir(t, example)
-	src := `apiVersion: orkestra.orkspace.io/v1
-kind: Katalog
-metadata: {name: kids}
-spec:
-  crds:
-    webapp:
-      crdFile: ./crd.yaml
-      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}
-      operatorBox:
+	src := webappKatalog("kids") + `      operatorBox:
         onCreate:
           deployments:
             - image: nginx
@@ -685,4 +643,12 @@ func migrateText(t *testing.T, dir, src string, count int) *Result {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// webappKatalog is the head of a katalog with one entry, webapp, for the
+// legacy example's CRD (copied beside it by copyDir); tests append the
+// entry's other keys. It spans nine lines, so positions in the appended
+// text start at line 10.
+func webappKatalog(name string) string {
+	return "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nmetadata:\n  name: " + name + "\nspec:\n  crds:\n    webapp:\n      crdFile: ./crd.yaml\n      apiTypes: {group: demo.orkestra.io, version: v1alpha1, kind: WebApp}\n"
 }
