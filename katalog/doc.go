@@ -4,7 +4,7 @@
 // values with a source position on every value.
 //
 // Loading never evaluates anything. It decodes the keys of the original
-// Orkestra format and this runtime's (the key tables in load.go, entry.go and
+// Orkestra format and this runtime's (the key tables in keys.go, load.go and
 // upstream.go say which keys exist and how an unimplemented one is reported),
 // composes imported files, finds each entry's CRD (crdFile, --crd, the
 // cluster, a built-in kind, or an untyped stand-in: schemas.go) and reports

@@ -4,8 +4,8 @@ package katalog
 // map against its table (and reports the original format's keys it does not
 // implement), and the JSON Schema of `orkestra schema` is generated from the
 // same tables (jsonschema.go), so the two cannot drift. Tables next to their
-// decoders: topKeys, unimplementedTop (load.go), entryKeys, boxKeys,
-// reconcilerKeys (entry.go), validationKeys (admission.go),
+// decoders: topKeys, unimplementedTop (load.go), entryKeys (entry.go),
+// boxKeys, reconcilerKeys (box.go), validationKeys (admission.go),
 // customMetadataKeys (custom.go).
 var (
 	admissionKeys           = []string{"validation", "mutation"}

@@ -1,0 +1,104 @@
+package katalog
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+func (d *decoder) conversion(n *yaml.Node) *Conversion {
+	o := d.mapping(n, "conversion", conversionKeys, unimplementedConversion)
+	c := &Conversion{Pos: d.pos(resolve(n))}
+	c.StorageVersion, c.StoragePos = d.str(o["storageVersion"].value, "conversion.storageVersion"), d.pos(o["storageVersion"].value)
+	list := resolve(o["paths"].value)
+	if list == nil || isNull(list) {
+		return c
+	}
+	if list.Kind != yaml.SequenceNode {
+		d.errorf(list, "conversion.paths", "must be a list of `- from: … / to: …` paths")
+		return c
+	}
+	for i, item := range list.Content {
+		ipath := fmt.Sprintf("conversion.paths[%d]", i)
+		po := d.mapping(item, ipath, conversionPathKeys, nil)
+		p := &ConversionPath{Pos: d.pos(resolve(item)), Index: i}
+		p.From, p.FromPos = d.str(po["from"].value, ipath+".from"), d.pos(po["from"].value)
+		p.To, p.ToPos = d.str(po["to"].value, ipath+".to"), d.pos(po["to"].value)
+		if p.From == "" || p.To == "" {
+			d.errorf(item, ipath, "a conversion path needs both from: and to: versions")
+			continue
+		}
+		if strings.Contains(p.From, "/") || strings.Contains(p.To, "/") {
+			d.errorf(item, ipath, "from and to are bare versions (v1alpha1), not group/version")
+			continue
+		}
+		if p.From == p.To {
+			d.errorf(po["to"].value, ipath+".to", "a path from %s to itself is not needed: same-version conversion returns the object unchanged", p.From)
+			continue
+		}
+		if f, ok := po["spec"]; ok {
+			p.Spec = d.value(f.value, ipath+".spec")
+		}
+		if f, ok := po["status"]; ok {
+			p.Status = d.value(f.value, ipath+".status")
+		}
+		if f, ok := po["metadata"]; ok {
+			mo := d.mapping(f.value, ipath+".metadata", pathMetadataKeys, nil)
+			if lf, ok := mo["labels"]; ok {
+				p.Labels = d.value(lf.value, ipath+".metadata.labels")
+			}
+			if af, ok := mo["annotations"]; ok {
+				p.Annotations = d.value(af.value, ipath+".metadata.annotations")
+			}
+		}
+		c.Paths = append(c.Paths, p)
+	}
+	return c
+}
+
+// checkConversions validates conversion blocks against the CRD manifests,
+// across entries: versions served, one path per pair, the storage version,
+// one conversion block per CRD.
+func checkConversions(k *Katalog, diags *Diagnostics) {
+	owner := map[*CRD]*CRDEntry{}
+	for _, e := range k.CRDs {
+		if e.Conversion == nil || e.CRD == nil {
+			continue
+		}
+		c := e.Conversion
+		add := func(p Pos, field, format string, args ...any) {
+			*diags = append(*diags, Diagnostic{Pos: p, Entry: e.Name, Field: field, Message: fmt.Sprintf(format, args...)})
+		}
+		if prev, ok := owner[e.CRD]; ok {
+			add(c.Pos, "conversion", "the CRD %s already has a conversion block in entry %q (%s); declare all its paths in one entry", e.CRD.Object.Name, prev.Name, prev.Conversion.Pos)
+			continue
+		}
+		owner[e.CRD] = e
+		if c.StorageVersion == "" {
+			// Optional, as upstream: the CRD says which version it stores.
+			c.StorageVersion = e.CRD.StorageVersion
+		} else if c.StorageVersion != e.CRD.StorageVersion {
+			add(c.StoragePos, "conversion.storageVersion", "storageVersion %q is not the storage version of CRD %s, which stores %q; make them agree", c.StorageVersion, e.CRD.Object.Name, e.CRD.StorageVersion)
+		}
+		seen := map[[2]string]*ConversionPath{}
+		for _, p := range c.Paths {
+			field := fmt.Sprintf("conversion.paths[%d]", p.Index)
+			for _, v := range []struct {
+				name string
+				pos  Pos
+				key  string
+			}{{p.From, p.FromPos, "from"}, {p.To, p.ToPos, "to"}} {
+				if !e.CRD.Serves(v.name) {
+					add(v.pos, field+"."+v.key, "version %q is not served by CRD %s (served: %s)%s", v.name, e.CRD.Object.Name, strings.Join(e.CRD.Served, ", "), DidYouMean(v.name, e.CRD.Served))
+				}
+			}
+			key := [2]string{p.From, p.To}
+			if prev, dup := seen[key]; dup {
+				add(p.Pos, field, "a second path from %s to %s; the first is at %s — merge them", p.From, p.To, prev.Pos)
+				continue
+			}
+			seen[key] = p
+		}
+	}
+}
