@@ -56,47 +56,47 @@ type StructuredCEL interface {
 }
 
 // admission compiles an entry's admission rules.
-func (c *compiler) admission(e *katalog.CRDEntry) *Admission {
-	a := e.Admission
+func (c *compiler) admission(sc compileScope) *Admission {
+	a := sc.entry.Admission
 	if a == nil {
 		return nil
 	}
 	out := &Admission{}
 	for _, r := range a.Validation {
-		if ar := c.admissionRule(e, r); ar != nil {
+		if ar := c.admissionRule(sc, r); ar != nil {
 			out.Rules = append(out.Rules, ar)
 		}
 	}
 	for _, m := range a.Mutation {
-		if mu := c.mutation(e, m); mu != nil {
+		if mu := c.mutation(sc, m); mu != nil {
 			out.Mutations = append(out.Mutations, mu)
 		}
 	}
 	return out
 }
 
-func (c *compiler) admissionRule(e *katalog.CRDEntry, r *katalog.ValidationRule) *AdmissionRule {
+func (c *compiler) admissionRule(sc compileScope, r *katalog.ValidationRule) *AdmissionRule {
 	ar := &AdmissionRule{Source: r, Message: r.Message, Warn: r.Warn}
-	ctx := &Context{Entry: c.entry, Field: r.Path, Pos: r.Pos, Self: e.Schema(), SelfVersion: e.APITypes.Version, CostLimit: c.opts.CostLimit}
+	ctx := sc.context(CEL, r.Path, r.Pos, c.opts.CostLimit)
 	if r.CEL != nil {
 		ar.Expr = strings.TrimSpace(r.CEL.Str)
 		ctx.Field, ctx.Pos = r.Path+".rule", r.CEL.ContentPos()
-		ctx.Vars = []Var{{Name: "oldSelf", Schema: e.Schema()}, {Name: "request"}}
+		ctx.Vars = []Var{{Name: "oldSelf", Schema: sc.self}, {Name: "request"}}
 		ar.ReadsRequest, ar.ReadsOld = mentions(ar.Expr, "request"), mentions(ar.Expr, "oldSelf")
 	} else {
 		if f := r.Condition.Field; !strings.Contains(f, "{{") && f != "" {
-			if _, ok := c.schemaAt(e, strings.Split(f, "."), r.Condition.FieldPos, r.Path+".field"); !ok {
+			if _, ok := c.schemaAt(sc, strings.Split(f, "."), r.Condition.FieldPos, r.Path+".field"); !ok {
 				return nil
 			}
 		}
 		tr, ok := c.b.Legacy.(StructuredCEL)
 		if !ok {
-			c.errorf(r.Pos, r.Path, "structured validation rules need the legacy adapter, which is not enabled in this build; write the rule in CEL (rule:)")
+			c.errorf(sc, r.Pos, r.Path, "structured validation rules need the legacy adapter, which is not enabled in this build; write the rule in CEL (rule:)")
 			return nil
 		}
 		expr, err := tr.TranslateStructuredCEL(r.Condition, ctx)
 		if err != nil {
-			c.errorf(r.Condition.Pos, r.Path, "this condition has no exact form in the API server's CEL (%v); write the rule in CEL (rule: \"…\")", err)
+			c.errorf(sc, r.Condition.Pos, r.Path, "this condition has no exact form in the API server's CEL (%v); write the rule in CEL (rule: \"…\")", err)
 			return nil
 		}
 		ar.Expr = expr
@@ -104,7 +104,7 @@ func (c *compiler) admissionRule(e *katalog.CRDEntry, r *katalog.ValidationRule)
 			ar.FieldPath = "." + r.Condition.Field
 		}
 		if op := r.Condition.Operator; op == "gt" || op == "lt" {
-			c.warnf(r.Condition.Pos, r.Path, "%s is a strict comparison here; the original's admission check let an equal value through (it tested >= and <=); write gte/lte for that", op)
+			c.warnf(sc, r.Condition.Pos, r.Path, "%s is a strict comparison here; the original's admission check let an equal value through (it tested >= and <=); write gte/lte for that", op)
 		}
 	}
 	var extra []string
@@ -113,7 +113,7 @@ func (c *compiler) admissionRule(e *katalog.CRDEntry, r *katalog.ValidationRule)
 	}
 	for _, fn := range extra {
 		if mentions(ar.Expr, fn) {
-			c.errorf(ctx.Pos, ctx.Field, "%s is a function of this runtime's CEL, which the API server's CEL does not have; admission rules run in the API server", fn)
+			c.errorf(sc, ctx.Pos, ctx.Field, "%s is a function of this runtime's CEL, which the API server's CEL does not have; admission rules run in the API server", fn)
 			return nil
 		}
 	}
@@ -126,14 +126,14 @@ func (c *compiler) admissionRule(e *katalog.CRDEntry, r *katalog.ValidationRule)
 	return ar
 }
 
-func (c *compiler) mutation(e *katalog.CRDEntry, m *katalog.MutationRule) *Mutation {
+func (c *compiler) mutation(sc compileScope, m *katalog.MutationRule) *Mutation {
 	field := m.Path + ".field"
 	path := strings.Split(strings.TrimPrefix(m.Field, "."), ".")
 	if path[0] != "spec" && path[0] != "metadata" {
-		c.errorf(m.FieldPos, field, "a mutation sets a field under spec (or metadata), got %s", m.Field)
+		c.errorf(sc, m.FieldPos, field, "a mutation sets a field under spec (or metadata), got %s", m.Field)
 		return nil
 	}
-	s, ok := c.schemaAt(e, path, m.FieldPos, field)
+	s, ok := c.schemaAt(sc, path, m.FieldPos, field)
 	if !ok {
 		return nil
 	}
@@ -144,19 +144,19 @@ func (c *compiler) mutation(e *katalog.CRDEntry, m *katalog.MutationRule) *Mutat
 	valueField := m.Path + map[bool]string{true: ".override", false: ".default"}[m.Override]
 	switch Classify(m.Value.Str) {
 	case Legacy, Mixed:
-		c.errorf(m.Value.Pos, valueField, "a mutation value is a literal or a CEL expression over object (${…}); a legacy template has no form the API server runs")
+		c.errorf(sc, m.Value.Pos, valueField, "a mutation value is a literal or a CEL expression over object (${…}); a legacy template has no form the API server runs")
 		return nil
 	case CEL:
 		mu.Expr = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(m.Value.Str), "${"), "}")
 		if !strings.HasPrefix(strings.TrimSpace(m.Value.Str), "${") || strings.Count(m.Value.Str, "${") != 1 {
-			c.errorf(m.Value.Pos, valueField, "a CEL mutation value is one ${…} expression over object")
+			c.errorf(sc, m.Value.Pos, valueField, "a CEL mutation value is one ${…} expression over object")
 			return nil
 		}
 		return mu
 	}
 	v, msg := literalFor(m.Value.Scalar, fmt.Sprint(m.Value.Plain()), s)
 	if msg != "" {
-		c.errorf(m.Value.Pos, valueField, "%s %s", m.Field, msg)
+		c.errorf(sc, m.Value.Pos, valueField, "%s %s", m.Field, msg)
 		return nil
 	}
 	mu.Value = v
@@ -165,8 +165,8 @@ func (c *compiler) mutation(e *katalog.CRDEntry, m *katalog.MutationRule) *Mutat
 
 // schemaAt walks path in the entry's schema; nil (and ok) below a field
 // without a schema; an unknown field is an error at pos.
-func (c *compiler) schemaAt(e *katalog.CRDEntry, path []string, pos katalog.Pos, field string) (*structuralschema.Structural, bool) {
-	s := e.Schema()
+func (c *compiler) schemaAt(sc compileScope, path []string, pos katalog.Pos, field string) (*structuralschema.Structural, bool) {
+	s := sc.self
 	for i, seg := range path {
 		if s == nil || s.XPreserveUnknownFields && len(s.Properties) == 0 {
 			return nil, true
@@ -176,7 +176,7 @@ func (c *compiler) schemaAt(e *katalog.CRDEntry, path []string, pos katalog.Pos,
 			if i == 1 && path[0] == "metadata" {
 				return &structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}, true
 			}
-			c.errorf(pos, field, "%s is not in the schema of %s%s", strings.Join(path[:i+1], "."), e.APITypes.Version, katalog.DidYouMean(seg, propertyNames(s)))
+			c.errorf(sc, pos, field, "%s is not in the schema of %s%s", strings.Join(path[:i+1], "."), sc.selfVersion, katalog.DidYouMean(seg, propertyNames(s)))
 			return nil, false
 		}
 		s = next

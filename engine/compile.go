@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/orkestra-cel/katalog"
@@ -42,85 +41,96 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 		if src.CRD == nil || src.Schema() == nil {
 			continue // the loader reported why
 		}
-		c.entry = src.Name
-		e := &Entry{
-			Name:       src.Name,
-			Source:     src,
-			GVK:        src.GVK(),
-			GVR:        src.GVR(),
-			Namespaced: src.CRD.Object.Spec.Scope != apiextensionsv1.ClusterScoped,
-			Enabled:    src.Enabled,
-			Workers:    src.Workers,
-			Resync:     src.Resync,
-			Reconciles: reconciler[src.CRD] == src,
-			Schema:     src.Schema(),
-			Hooks:      map[string][]*Resource{},
-			Namespaces: src.Namespaces,
-			DependsOn:  src.DependsOn,
-		}
-		c.vars = nil
-		c.view = src.Schema()
-		if src.Normalize != nil {
-			e.Normalize = c.normalize(src)
-		}
-		c.entryLegacySelf = auditRoot(src, c.view)
-		c.legacySelf = c.entryLegacySelf
-		if e.ReadsChildren = mentionsChildren(src); e.ReadsChildren {
-			// (An environment with children is built only where needed.)
-			c.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
-		}
-		c.timed = nil
-		if src.Box != nil {
-			e.HasBox = true
-			e.Finalizers = src.Box.Finalizers
-			if len(e.Finalizers) == 0 {
-				// spec.finalizers is the katalog-wide default (upstream).
-				e.Finalizers = k.Finalizers
-			}
-			for _, h := range katalog.Hooks {
-				if hook := src.Box.Hooks[h]; hook != nil {
-					for _, r := range hook.Resources {
-						if cr := c.resource(src, r); cr != nil {
-							e.Hooks[h] = append(e.Hooks[h], cr)
-						}
-					}
-					c.checkIdentities(e.Hooks[h])
-				}
-			}
-			if g := src.Box.Gates; g != nil {
-				e.Gate = c.conditions(src, g.ReconcileWhen, g.ReconcileOr, "operatorBox.preReconcile")
-				e.EnqueueGate = c.conditions(src, g.EnqueueWhen, g.EnqueueOr, "operatorBox.preReconcile.enqueueGate")
-			}
-			if src.Box.Status != nil {
-				for i, f := range src.Box.Status.Fields {
-					if sf := c.statusField(src, i, f); sf != nil {
-						e.Status = append(e.Status, sf)
-					}
-				}
-			}
-		}
-		c.vars = nil // a conversion sees only the object converted
-		c.legacySelf, c.entryLegacySelf, c.view = nil, nil, nil
-		e.Admission = c.admission(src)
-		e.Timed = c.timed
+		e := c.entry(k, src, reconciler[src.CRD] == src)
+		sc := compileScope{entry: src}
 		if src.Conversion != nil {
-			if conv := c.conversion(src); conv != nil {
+			if conv := c.conversion(sc); conv != nil {
 				p.Conversions[conv.GroupKind] = conv
 				p.Stats.Paths += len(conv.Paths)
 			}
-		} else if len(src.CRD.Served) > 1 && reconciler[src.CRD] == src && !hasConversion(k, src.CRD) {
-			c.warnf(src.Pos, "", "CRD %s serves %d versions (%s) but no entry declares conversion; the API server will only rewrite apiVersion between them", src.CRD.Object.Name, len(src.CRD.Served), strings.Join(src.CRD.Served, ", "))
+		} else if len(src.CRD.Served) > 1 && e.Reconciles && !hasConversion(k, src.CRD) {
+			c.warnf(sc, src.Pos, "", "CRD %s serves %d versions (%s) but no entry declares conversion; the API server will only rewrite apiVersion between them", src.CRD.Object.Name, len(src.CRD.Served), strings.Join(src.CRD.Served, ", "))
 		}
 		p.Entries = append(p.Entries, e)
 		if c.exprs > MaxExpressions {
-			c.errorf(src.Pos, "", "the katalog has more than %d expressions (%d up to this entry), the limit of one katalog: each compiled expression keeps 2 to 35 KB; split the operator into several katalogs", MaxExpressions, c.exprs)
+			c.errorf(sc, src.Pos, "", "the katalog has more than %d expressions (%d up to this entry), the limit of one katalog: each compiled expression keeps 2 to 35 KB; split the operator into several katalogs", MaxExpressions, c.exprs)
 			break
 		}
 	}
-	c.entry = ""
 	p.Stats.Entries = len(p.Entries)
 	p.Stats.Expressions = c.exprs
 	return p, c.diags
+}
+
+// entry compiles what an entry reconciles (normalize, children, gates,
+// status) and its admission rules; reconciles says it is the entry of its
+// CRD that reconciles.
+func (c *compiler) entry(k *katalog.Katalog, src *katalog.CRDEntry, reconciles bool) *Entry {
+	e := &Entry{
+		Name:       src.Name,
+		Source:     src,
+		GVK:        src.GVK(),
+		GVR:        src.GVR(),
+		Namespaced: src.CRD.Object.Spec.Scope != apiextensionsv1.ClusterScoped,
+		Enabled:    src.Enabled,
+		Workers:    src.Workers,
+		Resync:     src.Resync,
+		Reconciles: reconciles,
+		Schema:     src.Schema(),
+		Hooks:      map[string][]*Resource{},
+		Namespaces: src.Namespaces,
+		DependsOn:  src.DependsOn,
+	}
+	// Normalize reads the custom resource as stored; everything after it
+	// reads the view it makes.
+	sc := compileScope{entry: src, self: src.Schema(), selfVersion: src.APITypes.Version}
+	if src.Normalize != nil {
+		e.Normalize, sc.self = c.normalize(sc)
+	}
+	sc.legacyRoot = auditRoot(src, sc.self)
+	if e.ReadsChildren = mentionsChildren(src); e.ReadsChildren {
+		// (An environment with children is built only where needed.)
+		sc.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
+	}
+	sc.timed = &e.Timed
+	if src.Box != nil {
+		c.box(sc, e, k.Finalizers)
+	}
+	e.Admission = c.admission(compileScope{entry: src, self: src.Schema(), selfVersion: src.APITypes.Version})
+	return e
+}
+
+// box compiles an entry's operatorBox into e: children per hook, gates and
+// status fields; finalizers is the katalog-wide default.
+func (c *compiler) box(sc compileScope, e *Entry, finalizers []string) {
+	box := sc.entry.Box
+	e.HasBox = true
+	e.Finalizers = box.Finalizers
+	if len(e.Finalizers) == 0 {
+		// spec.finalizers is the katalog-wide default (upstream).
+		e.Finalizers = finalizers
+	}
+	for _, h := range katalog.Hooks {
+		if hook := box.Hooks[h]; hook != nil {
+			for _, r := range hook.Resources {
+				if cr := c.resource(sc, r); cr != nil {
+					e.Hooks[h] = append(e.Hooks[h], cr)
+				}
+			}
+			c.checkIdentities(sc, e.Hooks[h])
+		}
+	}
+	if g := box.Gates; g != nil {
+		e.Gate = c.conditions(sc, g.ReconcileWhen, g.ReconcileOr, "operatorBox.preReconcile")
+		e.EnqueueGate = c.conditions(sc, g.EnqueueWhen, g.EnqueueOr, "operatorBox.preReconcile.enqueueGate")
+	}
+	if box.Status != nil {
+		for i, f := range box.Status.Fields {
+			if sf := c.statusField(sc, i, f); sf != nil {
+				e.Status = append(e.Status, sf)
+			}
+		}
+	}
 }
 
 // notes gives the katalog's user-defined template functions to the legacy
@@ -128,7 +138,7 @@ func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalo
 func (c *compiler) notes(k *katalog.Katalog) {
 	nb, ok := c.b.Legacy.(NotesBackend)
 	if !ok {
-		c.errorf(k.Notes[0].Pos, "notes", "notes: (user-defined template functions) need the legacy adapter, which is not enabled in this build")
+		c.errorf(compileScope{}, k.Notes[0].Pos, "notes", "notes: (user-defined template functions) need the legacy adapter, which is not enabled in this build")
 		return
 	}
 	legacy, diags := nb.WithNotes(k.Notes)
@@ -162,47 +172,20 @@ func reconcilingEntries(k *katalog.Katalog) map[*katalog.CRD]*katalog.CRDEntry {
 	return out
 }
 
+// compiler holds what is katalog-wide: the backends, the options, the
+// diagnostics and the count of expressions. What an expression can read is
+// its compileScope, passed down.
 type compiler struct {
 	b     Backends
 	opts  CompileOptions
-	entry string
 	diags katalog.Diagnostics
 	exprs int
-	// vars are the variables CEL expressions of the current entry (and
-	// forEach declaration) may read besides self; legacySelf, when set, is
-	// the schema legacy templates see as their root instead of self (a
-	// forEach declaration adds .item and friends to it).
-	vars       []Var
-	legacySelf *structuralschema.Structural
-	// entryLegacySelf is the entry's own legacy root outside forEach: nil,
-	// or self with ._normalizeChanges when normalize audits.
-	entryLegacySelf *structuralschema.Structural
-	// view is the schema of the custom resource as the entry's expressions
-	// read it: the CRD version's, with the fields normalize adds.
-	view *structuralschema.Structural
-	// timed are the entry's values and conditions that read the clock.
-	timed []Timed
 }
 
-// noteTimed records x when it reads the clock.
-func (c *compiler) noteTimed(x any) {
-	if t, ok := x.(Timed); ok && t.ReadsClock() {
-		c.timed = append(c.timed, t)
-	}
+func (c *compiler) errorf(sc compileScope, pos katalog.Pos, field, format string, args ...any) {
+	c.diags = append(c.diags, katalog.Diagnostic{Pos: pos, Entry: sc.entryName(), Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// selfFor is the root schema an expression of language lang sees.
-func (c *compiler) selfFor(lang Language, self *structuralschema.Structural) *structuralschema.Structural {
-	if lang == Legacy && c.legacySelf != nil {
-		return c.legacySelf
-	}
-	return self
-}
-
-func (c *compiler) errorf(pos katalog.Pos, field, format string, args ...any) {
-	c.diags = append(c.diags, katalog.Diagnostic{Pos: pos, Entry: c.entry, Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-func (c *compiler) warnf(pos katalog.Pos, field, format string, args ...any) {
-	c.diags = append(c.diags, katalog.Diagnostic{Pos: pos, Severity: katalog.Warning, Entry: c.entry, Field: field, Message: fmt.Sprintf(format, args...)})
+func (c *compiler) warnf(sc compileScope, pos katalog.Pos, field, format string, args ...any) {
+	c.diags = append(c.diags, katalog.Diagnostic{Pos: pos, Severity: katalog.Warning, Entry: sc.entryName(), Field: field, Message: fmt.Sprintf(format, args...)})
 }

@@ -6,7 +6,10 @@ import (
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
-func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
+// conversion compiles an entry's conversion paths, each in a scope of its
+// own: self is the path's source object, and nothing else.
+func (c *compiler) conversion(sc compileScope) *Conversion {
+	e := sc.entry
 	crd := e.CRD
 	conv := &Conversion{
 		GroupKind:      crd.GroupKind(),
@@ -23,25 +26,26 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 			continue // the loader reported the unknown version
 		}
 		base := fmt.Sprintf("conversion.paths[%d]", p.Index)
-		t := target{self: from, selfVersion: p.From, coerce: CoerceGuess, checkRequired: true, total: true}
+		ps := compileScope{entry: e, self: from, selfVersion: p.From}
+		t := target{coerce: CoerceGuess, checkRequired: true, total: true}
 		cp := &Path{Source: p, From: p.From, To: p.To, ToAPIVersion: crd.Object.Spec.Group + "/" + p.To}
 		if p.Spec != nil {
 			t.field = base + ".spec"
-			cp.Spec = c.value(p.Spec, property(to, "spec"), t)
+			cp.Spec = c.value(ps, p.Spec, property(to, "spec"), t)
 		}
 		if p.Status != nil {
 			t.field = base + ".status"
-			cp.Status = c.value(p.Status, property(to, "status"), t)
+			cp.Status = c.value(ps, p.Status, property(to, "status"), t)
 		}
 		stringMap := katalog.ResourceKinds["configMaps"].Fields["data"]
 		if p.Labels != nil {
 			lt := t
 			lt.field, lt.labels = base+".metadata.labels", true
-			cp.Labels = c.value(p.Labels, stringMap, lt)
+			cp.Labels = c.value(ps, p.Labels, stringMap, lt)
 		}
 		if p.Annotations != nil {
 			t.field = base + ".metadata.annotations"
-			cp.Annotations = c.value(p.Annotations, stringMap, t)
+			cp.Annotations = c.value(ps, p.Annotations, stringMap, t)
 		}
 		conv.Paths[[2]string{p.From, p.To}] = cp
 	}
@@ -57,7 +61,7 @@ func (c *compiler) conversion(e *katalog.CRDEntry) *Conversion {
 				if a != crd.StorageVersion && b != crd.StorageVersion {
 					hint += fmt.Sprintf(", or paths %s→%s and %s→%s through the storage version", a, crd.StorageVersion, crd.StorageVersion, b)
 				}
-				c.errorf(e.Conversion.Pos, "conversion.paths", "no conversion from %s to %s: %s", a, b, hint)
+				c.errorf(sc, e.Conversion.Pos, "conversion.paths", "no conversion from %s to %s: %s", a, b, hint)
 			}
 		}
 	}

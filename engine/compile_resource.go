@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/orkestra-cel/katalog"
@@ -13,8 +12,6 @@ import (
 // target describes where a value lands.
 type target struct {
 	field       string
-	self        *structuralschema.Structural
-	selfVersion string
 	coerce      Coerce
 	allowRandom func(field string) bool
 	// rawRefs: a legacy template that is one plain field reference
@@ -31,13 +28,11 @@ type target struct {
 	labels bool
 }
 
-func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource {
+func (c *compiler) resource(sc compileScope, r *katalog.Resource) *Resource {
 	kind := katalog.ResourceKinds[r.Kind]
 	base := "operatorBox." + r.FieldPath()
 	t := target{
 		field:       base,
-		self:        c.view,
-		selfVersion: e.APITypes.Version,
 		coerce:      CoerceTyped,
 		allowRandom: func(field string) bool { return r.Once && strings.HasPrefix(field, base+".data.") },
 		rawRefs:     func(field string) bool { return strings.HasPrefix(field, base+".toNamespaces[") },
@@ -48,10 +43,8 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 	errsBefore := len(c.diags.Errors())
 	var fe *ForEach
 	if r.ForEach != nil {
-		fe = c.forEach(e, r, base)
-		defer c.endForEach(c.vars)
-		if fe != nil {
-			c.beginForEach(e, fe)
+		if fe = c.forEach(sc, r, base); fe != nil {
+			sc = sc.withForEach(fe)
 		}
 	}
 	var fields []NodeField
@@ -63,11 +56,13 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 		if f.Key == "name" {
 			hasName = true
 		}
-		fields = append(fields, NodeField{Key: f.Key, Value: c.value(f.Value, expected, ft)})
+		fields = append(fields, NodeField{Key: f.Key, Value: c.value(sc, f.Value, expected, ft)})
 	}
 	if !hasName {
 		name := "${self.metadata.name}-" + kind.NameSuffix
-		expr, diags := c.b.CEL.CompileValue(name, &Context{Entry: c.entry, Field: base + ".name", Pos: r.Pos, Self: c.view, SelfVersion: e.APITypes.Version, Expected: kind.Fields["name"], CostLimit: c.opts.CostLimit, Vars: c.vars})
+		ctx := sc.context(CEL, base+".name", r.Pos, c.opts.CostLimit)
+		ctx.Expected = kind.Fields["name"]
+		expr, diags := c.b.CEL.CompileValue(name, ctx)
 		c.diags = append(c.diags, diags...)
 		if expr != nil {
 			fields = append([]NodeField{{Key: "name", Value: NewExpr(base+".name", expr)}}, fields...)
@@ -85,15 +80,15 @@ func (c *compiler) resource(e *katalog.CRDEntry, r *katalog.Resource) *Resource 
 	out.ForEach = fe
 	if fe != nil && len(c.diags.Errors()) == errsBefore {
 		// (A name that failed to compile says nothing of the item.)
-		c.checkItemIdentity(r, out, fe, base)
+		c.checkItemIdentity(sc, r, out, fe, base)
 	}
 	out.GVK = literalGVK(kind, out.Fields)
 	if av := out.Fields.Get("apiVersion"); kind.Open && out.GVK == nil && av != nil && av.IsLiteral() {
 		if _, err := schema.ParseGroupVersion(fmt.Sprint(av.Literal)); err != nil {
-			c.errorf(av.Pos, base+".apiVersion", "apiVersion %v is not group/version (such as example.io/v1): %v", av.Literal, err)
+			c.errorf(sc, av.Pos, base+".apiVersion", "apiVersion %v is not group/version (such as example.io/v1): %v", av.Literal, err)
 		}
 	}
-	out.When = c.conditions(e, r.When, r.Or, base)
+	out.When = c.conditions(sc, r.When, r.Or, base)
 	return out
 }
 

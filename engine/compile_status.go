@@ -9,8 +9,9 @@ import (
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
-func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusField) *StatusField {
+func (c *compiler) statusField(sc compileScope, i int, f *katalog.StatusField) *StatusField {
 	field := fmt.Sprintf("operatorBox.status.fields[%d]", i)
+	e := sc.entry
 	path := strings.Split(f.Path, ".")
 	statusSchema := property(e.Schema(), "status")
 	var expected *structuralschema.Structural
@@ -20,7 +21,7 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 	case statusSchema == nil:
 		// The API server drops a status its schema does not declare; upstream
 		// wrote it anyway and lost it, so this is a warning, not an error.
-		c.warnf(f.Pos, field+".path", "the CRD version %s has no status schema, so the API server drops status.%s; the field is not written — add it to the CRD's schema", e.APITypes.Version, f.Path)
+		c.warnf(sc, f.Pos, field+".path", "the CRD version %s has no status schema, so the API server drops status.%s; the field is not written — add it to the CRD's schema", e.APITypes.Version, f.Path)
 		return nil
 	default:
 		s := statusSchema
@@ -32,9 +33,9 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 					break
 				}
 				if hint := katalog.DidYouMean(seg, propertyNames(s)); hint != "" {
-					c.errorf(f.Pos, field+".path", "status.%s is not in the status schema of %s%s", strings.Join(path[:j+1], "."), e.APITypes.Version, hint)
+					c.errorf(sc, f.Pos, field+".path", "status.%s is not in the status schema of %s%s", strings.Join(path[:j+1], "."), e.APITypes.Version, hint)
 				} else {
-					c.warnf(f.Pos, field+".path", "status.%s is not in the status schema of %s, so the API server drops it; the field is not written — add it to the CRD's schema", strings.Join(path[:j+1], "."), e.APITypes.Version)
+					c.warnf(sc, f.Pos, field+".path", "status.%s is not in the status schema of %s, so the API server drops it; the field is not written — add it to the CRD's schema", strings.Join(path[:j+1], "."), e.APITypes.Version)
 				}
 				return nil
 			}
@@ -42,11 +43,11 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 		}
 		expected = s
 	}
-	t := target{field: field + ".value", self: c.view, selfVersion: e.APITypes.Version, coerce: CoerceTyped}
+	t := target{field: field + ".value", coerce: CoerceTyped}
 	switch {
 	case expected != nil && f.Type != "" && f.Type != "auto" && !typeAgrees(f.Type, expected):
 		// The schema wins: the API server would refuse the other type.
-		c.warnf(f.Pos, field+".type", "type: %s, but the status schema types status.%s as %s; the value is written as %s (the API server would refuse %s)", f.Type, f.Path, DescribeSchema(expected), DescribeSchema(expected), DescribeSchema(typeHint(f.Type)))
+		c.warnf(sc, f.Pos, field+".type", "type: %s, but the status schema types status.%s as %s; the value is written as %s (the API server would refuse %s)", f.Type, f.Path, DescribeSchema(expected), DescribeSchema(expected), DescribeSchema(typeHint(f.Type)))
 	case expected != nil:
 	case f.Type == "auto":
 		t.coerce = CoerceAuto
@@ -56,10 +57,10 @@ func (c *compiler) statusField(e *katalog.CRDEntry, i int, f *katalog.StatusFiel
 	default:
 		expected = typeHint(f.Type)
 	}
-	sf := &StatusField{Source: f, Path: path, Value: c.value(f.Value, expected, t), ClearOnFalse: f.ClearOnFalse}
+	sf := &StatusField{Source: f, Path: path, Value: c.value(sc, f.Value, expected, t), ClearOnFalse: f.ClearOnFalse}
 	sf.ClearsToEmpty = expected == nil || expected.Type == "string" || expected.Type == ""
 	if f.When != nil {
-		sf.When = c.when(e, f.When, true, field+".when")
+		sf.When = c.when(sc, f.When, true, field+".when")
 	}
 	return sf
 }

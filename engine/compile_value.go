@@ -12,18 +12,18 @@ import (
 
 // value compiles a katalog value into a node, checking it against expected
 // (nil: anything).
-func (c *compiler) value(v *katalog.Value, expected *structuralschema.Structural, t target) *Node {
+func (c *compiler) value(sc compileScope, v *katalog.Value, expected *structuralschema.Structural, t target) *Node {
 	switch v.Kind {
 	case katalog.StringValue:
-		return c.stringValue(v, expected, t)
+		return c.stringValue(sc, v, expected, t)
 	case katalog.MapValue:
-		return c.mapValue(v, expected, t)
+		return c.mapValue(sc, v, expected, t)
 	case katalog.ListValue:
 		var items []*Node
 		var itemSchema *structuralschema.Structural
 		if expected != nil {
 			if expected.Type != "" && expected.Type != "array" {
-				c.errorf(v.Pos, t.field, "%s expects %s, got a list", t.field, DescribeSchema(expected))
+				c.errorf(sc, v.Pos, t.field, "%s expects %s, got a list", t.field, DescribeSchema(expected))
 				return NewLiteral(t.field, v.Pos, nil)
 			}
 			itemSchema = expected.Items
@@ -31,7 +31,7 @@ func (c *compiler) value(v *katalog.Value, expected *structuralschema.Structural
 		for i, item := range v.List {
 			it := t
 			it.field = fmt.Sprintf("%s[%d]", t.field, i)
-			items = append(items, c.value(item, itemSchema, it))
+			items = append(items, c.value(sc, item, itemSchema, it))
 		}
 		return NewList(t.field, v.Pos, items)
 	case katalog.NullValue:
@@ -40,7 +40,7 @@ func (c *compiler) value(v *katalog.Value, expected *structuralschema.Structural
 	// int, float, bool literals
 	lit, err := literalFor(v.Scalar, v.Str, expected)
 	if err != "" {
-		c.errorf(v.Pos, t.field, "%s", err)
+		c.errorf(sc, v.Pos, t.field, "%s", err)
 	}
 	return NewLiteral(t.field, v.Pos, lit)
 }
@@ -59,24 +59,21 @@ func (r *rawRef) Source() string { return r.src }
 
 func (r *rawRef) Engine() string { return "legacy" }
 
-func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Structural, t target) *Node {
+func (c *compiler) stringValue(sc compileScope, v *katalog.Value, expected *structuralschema.Structural, t target) *Node {
 	pos := v.ContentPos()
 	lang := Classify(v.Str)
 	if lang == Literal {
 		lit, err := literalFor(v.Str, v.Str, expected)
 		if err != "" {
-			c.errorf(v.Pos, t.field, "%s", err)
+			c.errorf(sc, v.Pos, t.field, "%s", err)
 		}
 		return NewLiteral(t.field, v.Pos, lit)
 	}
-	ctx := &Context{
-		Entry: c.entry, Field: t.field, Pos: pos, Self: c.selfFor(lang, t.self), SelfVersion: t.selfVersion,
-		Expected: expected, Coerce: t.coerce, CostLimit: c.opts.CostLimit,
-		AllowRandom: t.allowRandom != nil && t.allowRandom(t.field),
-		Vars:        c.vars,
-		Total:       t.total,
-		LabelValue:  t.labels && expected != nil && expected.Type == "string",
-	}
+	ctx := sc.context(lang, t.field, pos, c.opts.CostLimit)
+	ctx.Expected, ctx.Coerce = expected, t.coerce
+	ctx.AllowRandom = t.allowRandom != nil && t.allowRandom(t.field)
+	ctx.Total = t.total
+	ctx.LabelValue = t.labels && expected != nil && expected.Type == "string"
 	if t.total && !c.opts.StrictTotality {
 		ctx.TotalSeverity = katalog.Warning
 	}
@@ -95,13 +92,13 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 	var backend Backend
 	switch lang {
 	case Mixed:
-		c.errorf(pos, t.field, "a string may not mix ${…} (CEL) and {{…}} (legacy template); write it in one language, e.g. run `orkestra migrate` to move it to CEL")
+		c.errorf(sc, pos, t.field, "a string may not mix ${…} (CEL) and {{…}} (legacy template); write it in one language, e.g. run `orkestra migrate` to move it to CEL")
 		return NewLiteral(t.field, v.Pos, nil)
 	case CEL:
 		backend = c.b.CEL
 	case Legacy:
 		if c.b.Legacy == nil {
-			c.errorf(pos, t.field, "legacy templates are not enabled in this build")
+			c.errorf(sc, pos, t.field, "legacy templates are not enabled in this build")
 			return NewLiteral(t.field, v.Pos, nil)
 		}
 		backend = c.b.Legacy
@@ -112,13 +109,13 @@ func (c *compiler) stringValue(v *katalog.Value, expected *structuralschema.Stru
 	if expr == nil {
 		return NewLiteral(t.field, v.Pos, nil)
 	}
-	c.noteTimed(expr)
+	sc.noteTimed(expr)
 	return NewExpr(t.field, expr)
 }
 
-func (c *compiler) mapValue(v *katalog.Value, expected *structuralschema.Structural, t target) *Node {
+func (c *compiler) mapValue(sc compileScope, v *katalog.Value, expected *structuralschema.Structural, t target) *Node {
 	if expected != nil && expected.Type != "" && expected.Type != "object" {
-		c.errorf(v.Pos, t.field, "%s expects %s, got a map", t.field, DescribeSchema(expected))
+		c.errorf(sc, v.Pos, t.field, "%s expects %s, got a map", t.field, DescribeSchema(expected))
 		return NewLiteral(t.field, v.Pos, nil)
 	}
 	var fields []NodeField
@@ -133,7 +130,7 @@ func (c *compiler) mapValue(v *katalog.Value, expected *structuralschema.Structu
 				p, ok := expected.Properties[f.Key]
 				if !ok {
 					if !expected.XPreserveUnknownFields {
-						c.errorf(f.KeyPos, ft.field, "%s has no field %q%s", t.field, f.Key, didYouMeanFields(f.Key, expected))
+						c.errorf(sc, f.KeyPos, ft.field, "%s has no field %q%s", t.field, f.Key, didYouMeanFields(f.Key, expected))
 						continue
 					}
 				} else {
@@ -142,17 +139,17 @@ func (c *compiler) mapValue(v *katalog.Value, expected *structuralschema.Structu
 			case expected.AdditionalProperties != nil && expected.AdditionalProperties.Structural != nil:
 				fs = expected.AdditionalProperties.Structural
 			case !expected.XPreserveUnknownFields && expected.Type == "object":
-				c.errorf(f.KeyPos, ft.field, "%s is an object without declared fields; the API server would prune %q", t.field, f.Key)
+				c.errorf(sc, f.KeyPos, ft.field, "%s is an object without declared fields; the API server would prune %q", t.field, f.Key)
 				continue
 			}
 		}
 		set[f.Key] = true
-		fields = append(fields, NodeField{Key: f.Key, Value: c.value(f.Value, fs, ft)})
+		fields = append(fields, NodeField{Key: f.Key, Value: c.value(sc, f.Value, fs, ft)})
 	}
 	if t.checkRequired && expected != nil && expected.ValueValidation != nil {
 		for _, req := range expected.ValueValidation.Required {
 			if !set[req] {
-				c.errorf(v.Pos, t.field, "required field %s.%s is not set; map it from the source (e.g. %s: \"${self.%s}\") or give a literal", t.field, req, req, strings.TrimPrefix(fieldAfterPath(t.field)+"."+req, "."))
+				c.errorf(sc, v.Pos, t.field, "required field %s.%s is not set; map it from the source (e.g. %s: \"${self.%s}\") or give a literal", t.field, req, req, strings.TrimPrefix(fieldAfterPath(t.field)+"."+req, "."))
 			}
 		}
 	}

@@ -47,14 +47,14 @@ type ForEach struct {
 }
 
 // forEach resolves a declaration's forEach field in the entry's schema.
-func (c *compiler) forEach(e *katalog.CRDEntry, r *katalog.Resource, base string) *ForEach {
+func (c *compiler) forEach(sc compileScope, r *katalog.Resource, base string) *ForEach {
 	src := r.ForEach
 	fe := &ForEach{Field: src.Field, Path: src.Path, As: src.As, Source: src}
 	fe.Limit = c.opts.MaxForEach
 	if fe.Limit <= 0 {
 		fe.Limit = DefaultMaxForEach
 	}
-	s := c.view
+	s := sc.self
 	for i, seg := range src.Path {
 		if s == nil || s.XPreserveUnknownFields && property(s, seg) == nil {
 			s = nil
@@ -62,7 +62,7 @@ func (c *compiler) forEach(e *katalog.CRDEntry, r *katalog.Resource, base string
 		}
 		next := property(s, seg)
 		if next == nil {
-			c.errorf(src.FieldPos, base+".forEach.field", "%s is not in the schema of %s%s", strings.Join(src.Path[:i+1], "."), e.APITypes.Version, katalog.DidYouMean(seg, propertyNames(s)))
+			c.errorf(sc, src.FieldPos, base+".forEach.field", "%s is not in the schema of %s%s", strings.Join(src.Path[:i+1], "."), sc.selfVersion, katalog.DidYouMean(seg, propertyNames(s)))
 			return nil
 		}
 		s = next
@@ -80,7 +80,7 @@ func (c *compiler) forEach(e *katalog.CRDEntry, r *katalog.Resource, base string
 			fe.Limit, fe.Bounded = int(*s.ValueValidation.MaxProperties), true
 		}
 	default:
-		c.errorf(src.FieldPos, base+".forEach.field", "%s is %s; forEach iterates a list (one child per item) or a map (one child per entry)", src.Field, DescribeSchema(s))
+		c.errorf(sc, src.FieldPos, base+".forEach.field", "%s is %s; forEach iterates a list (one child per item) or a map (one child per entry)", src.Field, DescribeSchema(s))
 		return nil
 	}
 	fe.itemSchema, fe.valueSchema = itemSchemas(s, fe)
@@ -99,58 +99,9 @@ func itemSchemas(s *structuralschema.Structural, fe *ForEach) (item, value *stru
 	return s.Items, nil
 }
 
-// beginForEach makes the current item readable by the expressions of the
-// declaration: CEL variables, and the legacy root's extra keys.
-func (c *compiler) beginForEach(e *katalog.CRDEntry, fe *ForEach) {
-	integer := &structuralschema.Structural{Generic: structuralschema.Generic{Type: "integer"}}
-	vars := append([]Var(nil), c.vars...)
-	vars = append(vars, Var{Name: EachVar, Schema: fe.itemSchema}, Var{Name: IndexVar, Schema: integer})
-	if fe.Map || fe.Unknown {
-		vars = append(vars, Var{Name: ValueVar, Schema: fe.valueSchema})
-	}
-	if fe.As != "" {
-		vars = append(vars, Var{Name: fe.As, Schema: fe.itemSchema})
-	}
-	c.vars = vars
-	self := c.view
-	if c.entryLegacySelf != nil {
-		self = c.entryLegacySelf
-	}
-	root := structuralschema.Structural{}
-	if self != nil {
-		root = *self
-	}
-	props := make(map[string]structuralschema.Structural, len(root.Properties)+4)
-	for k, v := range root.Properties {
-		props[k] = v
-	}
-	anyValue := structuralschema.Structural{Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
-	item := anyValue
-	if fe.itemSchema != nil {
-		item = *fe.itemSchema
-	}
-	props[LegacyItem], props[IndexVar] = item, *integer
-	if fe.Map || fe.Unknown {
-		props[ValueVar] = anyValue
-		if fe.valueSchema != nil {
-			props[ValueVar] = *fe.valueSchema
-		}
-	}
-	if fe.As != "" {
-		props[fe.As] = item
-	}
-	root.Properties = props
-	c.legacySelf = &root
-}
-
-// endForEach restores what beginForEach changed.
-func (c *compiler) endForEach(vars []Var) {
-	c.vars, c.legacySelf = vars, c.entryLegacySelf
-}
-
 // checkItemIdentity fails a forEach declaration whose name and namespace do
 // not depend on the item: every item would name the same object.
-func (c *compiler) checkItemIdentity(r *katalog.Resource, out *Resource, fe *ForEach, base string) {
+func (c *compiler) checkItemIdentity(sc compileScope, r *katalog.Resource, out *Resource, fe *ForEach, base string) {
 	for _, key := range []string{"name", "namespace"} {
 		if n := out.Fields.Get(key); n != nil && n.IsExpr() && readsItem(n.Expr.Source(), fe.As) {
 			return
@@ -164,7 +115,7 @@ func (c *compiler) checkItemIdentity(r *katalog.Resource, out *Resource, fe *For
 	if fe.As != "" {
 		alias = " or " + fe.As
 	}
-	c.errorf(pos, base+".name", "forEach makes one child per item of %s, but the name does not depend on the item, so every item would name the same object; use it in the name, e.g. name: \"${self.metadata.name}-${each}\" (CEL: each%s, index; legacy: {{ .item }}, {{ .index }})", fe.Field, alias)
+	c.errorf(sc, pos, base+".name", "forEach makes one child per item of %s, but the name does not depend on the item, so every item would name the same object; use it in the name, e.g. name: \"${self.metadata.name}-${each}\" (CEL: each%s, index; legacy: {{ .item }}, {{ .index }})", fe.Field, alias)
 }
 
 // readsItem reports whether an expression's source reads the current item.

@@ -18,6 +18,7 @@ func TestForEachCompiles(t *testing.T) {
               image: "${self.spec.image}"
               replicas: "${each.?replicas.orValue(1) + index}"
               forEach: {field: spec.regions}
+              when: "each.name != 'skip'"
             - name: "{{ .metadata.name }}-{{ .region.name }}"
               image: "{{ .spec.image }}"
               replicas: "{{ .item.replicas }}"
@@ -69,6 +70,18 @@ func TestForEachErrors(t *testing.T) {
               image: x
               forEach: {field: spec.region}
 `, `13:32: [app] operatorBox.onReconcile.deployments[0].forEach.field: spec.region is not in the schema of v1; did you mean "regions"?`},
+		{"the item stays in its declaration", `            - name: "${self.metadata.name}-${each.name}"
+              image: x
+              forEach: {field: spec.regions}
+            - name: "${self.metadata.name}-${each.name}"
+              image: x
+`, `14:46: [app] operatorBox.onReconcile.deployments[1].name: expression ${each.name}: undeclared reference to 'each'`},
+		{"the legacy item stays in its declaration", `            - name: "{{ .metadata.name }}-{{ .item.name }}"
+              image: x
+              forEach: {field: spec.regions}
+            - name: "{{ .metadata.name }}-{{ .item.name }}"
+              image: x
+`, `14:47: [app] operatorBox.onReconcile.deployments[1].name: .item is not available in this runtime`},
 		{"value of a list", `            - name: "${self.metadata.name}-${value}"
               image: x
               forEach: {field: spec.regions}

@@ -54,7 +54,7 @@ func resourceIdentity(r *Resource) (identity, bool) {
 
 // checkIdentities reports unconditional declarations of one hook that
 // provably name the same object.
-func (c *compiler) checkIdentities(rs []*Resource) {
+func (c *compiler) checkIdentities(sc compileScope, rs []*Resource) {
 	first := map[identity]*Resource{}
 	for _, r := range rs {
 		if r.When != nil {
@@ -73,7 +73,7 @@ func (c *compiler) checkIdentities(rs []*Resource) {
 		if r.Source.Fields.Get("name") == nil {
 			what = "default name <cr>-" + r.Kind.NameSuffix
 		}
-		c.errorf(r.Source.Pos, "operatorBox."+r.Source.FieldPath(),
+		c.errorf(sc, r.Source.Pos, "operatorBox."+r.Source.FieldPath(),
 			"names the same object as operatorBox.%s (%s): both are unconditional and have the same %s and namespace, so each reconcile would overwrite one with the other; give each its own name",
 			prev.Source.FieldPath(), prev.Source.Pos, what)
 	}

@@ -30,21 +30,25 @@ type NormalizeField struct {
 	Value *Node
 }
 
-func (c *compiler) normalize(e *katalog.CRDEntry) *Normalize {
+// normalize compiles an entry's normalize block in sc, which reads the
+// custom resource as stored; view is the schema the entry's other
+// expressions read: sc.self with the fields normalize adds.
+func (c *compiler) normalize(sc compileScope) (out *Normalize, view *schema.Structural) {
+	e := sc.entry
 	src := e.Normalize
-	out := &Normalize{Audit: src.Audit}
+	out, view = &Normalize{Audit: src.Audit}, sc.self
 	for _, f := range src.Fields {
 		field := "normalize.spec." + f.Path
 		path := append([]string{"spec"}, strings.Split(f.Path, ".")...)
 		declared := normalizeTypeHint(f.Type)
-		expected, added, ok := c.normalizedSchema(e, f, path, field)
+		expected, added, ok := c.normalizedSchema(sc, f, path, field)
 		if !ok {
 			continue
 		}
-		t := target{field: field, self: e.Schema(), selfVersion: e.APITypes.Version, coerce: CoerceTyped}
+		t := target{field: field, coerce: CoerceTyped}
 		switch {
 		case expected != nil && declared != nil && !typeAgrees(typeName(declared), expected):
-			c.warnf(f.Pos, field, "types.%s is %s, but the schema types spec.%s as %s; the value is read as %s", f.Path, f.Type, f.Path, DescribeSchema(expected), DescribeSchema(expected))
+			c.warnf(sc, f.Pos, field, "types.%s is %s, but the schema types spec.%s as %s; the value is read as %s", f.Path, f.Type, f.Path, DescribeSchema(expected), DescribeSchema(expected))
 		case expected != nil:
 		case declared != nil:
 			expected = declared
@@ -59,18 +63,18 @@ func (c *compiler) normalize(e *katalog.CRDEntry) *Normalize {
 			if declared != nil {
 				leaf = *declared
 			}
-			c.view = withField(c.view, path, leaf)
+			view = withField(view, path, leaf)
 		}
-		out.Fields = append(out.Fields, &NormalizeField{Source: f, Path: path, Value: c.value(f.Value, expected, t)})
+		out.Fields = append(out.Fields, &NormalizeField{Source: f, Path: path, Value: c.value(sc, f.Value, expected, t)})
 	}
-	return out
+	return out, view
 }
 
 // normalizedSchema is the schema of the field a normalize value rewrites
 // (nil: untyped); added when the CRD does not declare it (upstream sets it
 // on the copy all the same); false when the field cannot exist.
-func (c *compiler) normalizedSchema(e *katalog.CRDEntry, f *katalog.NormalizeField, path []string, field string) (s *schema.Structural, added, ok bool) {
-	s = e.Schema()
+func (c *compiler) normalizedSchema(sc compileScope, f *katalog.NormalizeField, path []string, field string) (s *schema.Structural, added, ok bool) {
+	s = sc.self
 	for i, seg := range path {
 		if s == nil || s.XPreserveUnknownFields {
 			return nil, false, true
@@ -78,7 +82,7 @@ func (c *compiler) normalizedSchema(e *katalog.CRDEntry, f *katalog.NormalizeFie
 		next := property(s, seg)
 		if next == nil {
 			if s.Type != "object" && s.Type != "" {
-				c.errorf(f.Pos, field, "%s is %s, which has no field %q; normalize a field of an object", strings.Join(path[:i], "."), DescribeSchema(s), seg)
+				c.errorf(sc, f.Pos, field, "%s is %s, which has no field %q; normalize a field of an object", strings.Join(path[:i], "."), DescribeSchema(s), seg)
 				return nil, false, false
 			}
 			return nil, true, true
