@@ -69,6 +69,9 @@ type Backend struct {
 
 	mu      sync.Mutex
 	schemas map[envKey]*schemaEnvEntry
+
+	extraOnce sync.Once
+	extra     []string
 }
 
 // envKey identifies an environment: the schema of self and the variables

@@ -39,6 +39,11 @@ func conversionLibraries() []cel.EnvOption {
 	}
 }
 
+// qualifiedMacros are the receiver-style macros of the conversion
+// libraries by name, as an expression writes them (cel-go does not say a
+// macro's namespace).
+var qualifiedMacros = map[string]string{"bind": "cel.bind", "greatest": "math.greatest", "least": "math.least"}
+
 // conversionLib is the conversion part of the `orkestra` CEL library:
 //
 //	fail(string) T                 an evaluation error with the message

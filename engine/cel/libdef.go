@@ -2,6 +2,8 @@ package cel
 
 import (
 	"math"
+	"sort"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
@@ -9,6 +11,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
+	"k8s.io/apiserver/pkg/cel/environment"
 )
 
 // overloadDef is one overload of an orkestra library function in one row:
@@ -95,17 +98,52 @@ func unitCost([]ref.Val, ref.Val) *uint64 {
 	return &c
 }
 
-// ExtraFunctions are the functions this backend adds to Kubernetes' CEL
-// environment (and the extension namespaces it enables): the API server's
-// own CEL — CRD validation rules, admission policies — does not have them.
+// ExtraFunctions are the functions and macros this backend's environment
+// has that Kubernetes' base environment at CompatibilityVersion does not
+// (the orkestra libraries, the conversion additions, and every library
+// passed in Options.Libraries), sorted: the API server's own CEL — CRD
+// validation rules, admission policies — does not have them. It is derived
+// from the two environments, so a function added to any library is
+// included without being listed.
 func (b *Backend) ExtraFunctions() []string {
-	var out []string
-	for _, defs := range []libDefs{orkestraDefs(), upstreamDefs(), conversionDefs()} {
-		for _, d := range defs {
-			if d.fn != "" && d.fn != "string" {
-				out = append(out, d.fn)
-			}
+	b.extraOnce.Do(func() {
+		b.extra = extraFunctions(b.envSet.NewExpressionsEnv(), environment.MustBaseEnvSet(compatibilityVersion).NewExpressionsEnv())
+	})
+	return b.extra
+}
+
+// extraFunctions are the functions of env that base lacks (not the
+// internal ones a macro expands to, whose names hold "@"), and its
+// receiver-style macros written with their namespace (qualifiedMacros).
+func extraFunctions(env, base *cel.Env) []string {
+	set := map[string]bool{}
+	for name := range env.Functions() {
+		if _, ok := base.Functions()[name]; !ok && !strings.Contains(name, "@") {
+			set[name] = true
 		}
 	}
-	return append(out, "cel.bind", "math", "legacy")
+	for _, name := range newMacros(env, base) {
+		set[qualifiedMacros[name]] = true
+	}
+	out := make([]string, 0, len(set))
+	for name := range set {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// newMacros are the names of env's macros that base lacks.
+func newMacros(env, base *cel.Env) []string {
+	have := map[string]bool{}
+	for _, m := range base.Macros() {
+		have[m.MacroKey()] = true
+	}
+	var out []string
+	for _, m := range env.Macros() {
+		if !have[m.MacroKey()] {
+			out = append(out, m.Function())
+		}
+	}
+	return out
 }
