@@ -73,7 +73,7 @@ func (c *compiler) resource(sc compileScope, r *katalog.Resource) *Resource {
 		Kind:        kind,
 		Hook:        r.Hook,
 		Fields:      NewMap(base, r.Pos, fields),
-		Reconcile:   r.Reconcile,
+		Modes:       sc.entry.Box.ModesOf(r),
 		Once:        r.Once,
 		RotateAfter: r.RotateAfter,
 	}

@@ -99,8 +99,10 @@ type Resource struct {
 	// nil otherwise.
 	GVK *schema.GroupVersionKind
 	// When is nil when the resource has no condition.
-	When        Condition
-	Reconcile   bool
+	When Condition
+	// Modes say whether the child is drift-corrected and whether it is
+	// deleted when its condition stops holding, resolved at load.
+	Modes       katalog.Modes
 	Once        bool
 	RotateAfter time.Duration
 }

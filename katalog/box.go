@@ -9,7 +9,7 @@ import (
 )
 
 var (
-	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile"}
+	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile", "prune"}
 	// Keys of operatorBox.reconciler (upstream's reconciler settings block;
 	// its newest layout also nests the hooks and motif imports there).
 	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "onCreate", "onReconcile", "onDelete", "imports"}
@@ -49,6 +49,9 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	}
 	if f, ok := o["preReconcile"]; ok {
 		box.Gates = d.preReconcile(f.value, path+".preReconcile")
+	}
+	if f, ok := o["prune"]; ok {
+		box.Prune = d.pruneKey("", f.value, path+".prune")
 	}
 	status, spath := o["status"], path+".status"
 	if f, ok := o["emit"]; ok {
@@ -160,7 +163,10 @@ func kindKeys() []string {
 
 func (d *decoder) hook(name string, n *yaml.Node, path string) *Hook {
 	h := &Hook{Name: name, Pos: d.pos(resolve(n))}
-	o := d.mapping(n, path, kindKeys(), append([]string{"external"}, unimplementedKinds...))
+	o := d.mapping(n, path, hookKeys(), append([]string{"external"}, unimplementedKinds...))
+	if f, ok := o["prune"]; ok {
+		h.Prune = d.pruneKey(name, f.value, path+".prune")
+	}
 	// Resources are kept in apply order so that what a workload mounts exists before it.
 	for _, kind := range ApplyOrder {
 		f, ok := o[kind]

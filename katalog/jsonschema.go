@@ -106,6 +106,7 @@ func boxSchema() map[string]any {
 		"workers":      integer(),
 		"queue":        obj(queueKeys, nil, false),
 		"preReconcile": obj(preReconcileKeys, map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when")}, false),
+		"prune":        desc(pruneDoc, boolean()),
 	}
 	rprops := map[string]any{"default": boolean(), "workers": integer(), "queue": obj(queueKeys, nil, false), "imports": arr(ref("motifImport"))}
 	for k, v := range hooks {
@@ -117,18 +118,22 @@ func boxSchema() map[string]any {
 	return obj(boxKeys, props, false)
 }
 
+const pruneDoc = "true: delete the child when its condition stops holding (and forEach children whose item is gone); false: leave it. The nearest of declaration, hook and operatorBox wins; without any, drift-corrected children other than Jobs are deleted when their condition stops holding."
+
 func hooksSchema() map[string]any {
-	props := map[string]any{}
+	props := map[string]any{"prune": desc(pruneDoc, boolean())}
 	for key := range ResourceKinds {
 		props[key] = arr(ref("kind." + key))
 	}
-	return obj(kindKeys(), props, false)
+	return obj(hookKeys(), props, false)
 }
 
 func kindSchema(k *KindSpec) map[string]any {
 	keys := append(k.FieldNames(), ControlKeys...)
-	props := map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when"), "reconcile": boolean(), "once": boolean(), "rotateAfter": str(),
-		"forEach": obj(forEachKeys, map[string]any{"field": str(), "as": str()}, false)}
+	props := map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when"), "once": boolean(), "rotateAfter": str(),
+		"reconcile": desc("true: drift-corrected on every reconcile (the default under onReconcile); false: created once, never updated (the default under onCreate).", boolean()),
+		"prune":     desc(pruneDoc, boolean()),
+		"forEach":   obj(forEachKeys, map[string]any{"field": str(), "as": str()}, false)}
 	if k.Open {
 		keys = append(keys, "metadata", "hasStatus")
 		props["metadata"] = obj(customMetadataKeys, map[string]any{"namespaced": boolean()}, false)

@@ -24,6 +24,10 @@ type KindSpec struct {
 	Required []string
 	// Open kinds (custom) accept any further top-level field, typed as anything.
 	Open bool
+	// CreateOnly kinds (Jobs) are created once and never compared or
+	// updated, and are left in place when their condition stops holding
+	// unless prune: true says otherwise (upstream's pkg/runners/jobs.go).
+	CreateOnly bool
 }
 
 // FieldNames returns the allowed field names, sorted (for did-you-mean).
@@ -38,7 +42,7 @@ func (k *KindSpec) FieldNames() []string {
 
 // Control keys of a resource declaration: they steer the reconciler and are
 // not fields of the object.
-var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "once", "rotateAfter", "forEach"}
+var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "prune", "once", "rotateAfter", "forEach"}
 
 // Keys the original resource declarations define that this runtime does not
 // implement (upstream.go says how each is reported).
@@ -173,7 +177,7 @@ func buildKinds() map[string]*KindSpec {
 				"backoffLimit":            sInt(),
 				"restartPolicy":           sString(),
 				"ttlSecondsAfterFinished": sInt(),
-			}), Required: []string{"image"}},
+			}), Required: []string{"image"}, CreateOnly: true},
 		{Key: "cronJobs", APIVersion: "batch/v1", Kind: "CronJob", NameSuffix: "cronjob",
 			Fields: fields(commonFields(), podFields(), map[string]*structuralschema.Structural{
 				"schedule":                   sString(),

@@ -34,7 +34,9 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			}
 			r.Or = d.when(v, fpath)
 		case "reconcile":
-			r.Reconcile = d.boolean(v, fpath)
+			r.Reconcile = d.reconcileKey(hook, kind, v, fpath)
+		case "prune":
+			r.Prune = d.pruneKey(hook, v, fpath)
 		case "once":
 			r.Once = d.boolean(v, fpath)
 			if r.Once && kind != "secrets" {

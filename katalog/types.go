@@ -256,6 +256,9 @@ type OperatorBox struct {
 	// Gates is preReconcile: conditions that hold reconciles back; nil
 	// when absent.
 	Gates *Gates
+	// Prune is operatorBox.prune: the default of its hooks' declarations;
+	// nil when absent.
+	Prune *Switch
 	// NamedDeletes are onDelete declarations that only name a child the
 	// box declares (dropped with a warning: garbage collection deletes it);
 	// `orkestra migrate` rewrites their names with the child's.
@@ -267,6 +270,9 @@ type Hook struct {
 	Name      string
 	Pos       Pos
 	Resources []*Resource
+	// Prune is the hook's prune: the default of its declarations; nil when
+	// absent.
+	Prune *Switch
 }
 
 // Resource is one declared child object.
@@ -282,8 +288,11 @@ type Resource struct {
 	Fields *Value
 	When   *When
 	// Or holds `or:` conditions: any must hold.
-	Or          *When
-	Reconcile   bool
+	Or *When
+	// Reconcile and Prune are the declaration's reconcile: and prune: as
+	// written (nil when absent); Modes resolves what they mean.
+	Reconcile   *Switch
+	Prune       *Switch
 	Once        bool
 	RotateAfter time.Duration
 	// RotateAfterPos points at rotateAfter when set.

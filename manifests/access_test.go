@@ -3,6 +3,7 @@ package manifests
 import (
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,25 +127,50 @@ onCreate:
 	}
 }
 
-// The children of a drift-corrected forEach declaration whose item is gone
-// are deleted: delete is granted even without a when; an onCreate forEach
-// deletes nothing.
+// The children of a forEach declaration whose item is gone are deleted only
+// when it prunes (prune: true on it, its hook or operatorBox): delete is then
+// granted even without a when. By default they stay (upstream's forEach only
+// expands the current items), so nothing is deleted.
 func TestRulesForForEach(t *testing.T) {
 	for _, tc := range []struct {
-		hook  string
-		verbs []string
+		hook, hookPrune, prune string
+		verbs                  []string
 	}{
-		{"onReconcile", []string{"get", "list", "watch", "create", "update", "delete"}},
-		{"onCreate", []string{"get", "list", "watch", "create"}},
+		{"onReconcile", "", "", []string{"get", "list", "watch", "create", "update"}},
+		{"onReconcile", "  prune: true\n", "", []string{"get", "list", "watch", "create", "update", "delete"}},
+		{"onCreate", "", "", []string{"get", "list", "watch", "create"}},
+		{"onCreate", "", "      prune: true\n", []string{"get", "list", "watch", "create", "delete"}},
 	} {
-		a := Rules(compile(t, writeKatalog(t, tc.hook+`:
-  configMaps:
+		a := Rules(compile(t, writeKatalog(t, tc.hook+":\n"+tc.hookPrune+`  configMaps:
     - name: "${self.metadata.name}-${each}"
       data: {a: b}
       forEach: {field: spec.hosts}
-`)))
+`+tc.prune)))
 		if want := rule("", []string{"configmaps"}, tc.verbs...); !reflect.DeepEqual(a.Cluster[0], want) {
-			t.Errorf("%s: %v, want %v", tc.hook, a.Cluster[0], want)
+			t.Errorf("%s %q %q: %v, want %v", tc.hook, tc.hookPrune, tc.prune, a.Cluster[0], want)
+		}
+	}
+}
+
+// A Job whose when stops holding stays (upstream's pkg/runners/jobs.go has no
+// delete branch) unless prune: true: only then is delete granted.
+func TestRulesForPrunedJobs(t *testing.T) {
+	for _, tc := range []struct {
+		prune string
+		verbs []string
+	}{
+		{"", []string{"get", "list", "watch", "create"}},
+		{"      prune: true\n", []string{"get", "list", "watch", "create", "delete"}},
+	} {
+		a := Rules(compile(t, writeKatalog(t, `onReconcile:
+  jobs:
+    - name: "${self.metadata.name}-job"
+      image: busybox
+      when: "self.spec.image == 'x'"
+`+tc.prune)))
+		want := rule("batch", []string{"jobs"}, tc.verbs...)
+		if !slices.ContainsFunc(a.Cluster, func(r rbacv1.PolicyRule) bool { return reflect.DeepEqual(r, want) }) {
+			t.Errorf("prune %q: %v, want among them %v", tc.prune, a.Cluster, want)
 		}
 	}
 }

@@ -321,28 +321,28 @@ func childVerbs(r *engine.Resource) []string {
 		// onDelete children are only created (and read while they run).
 		return verbs
 	}
-	reconciled := r.Hook == katalog.OnReconcile || r.Reconcile
+	reconciled := r.Modes.Reconcile
 	// A condition that stops holding, or a forEach item that is gone,
-	// deletes the child.
-	conditional := r.When != nil || r.ForEach != nil
+	// deletes the child when the declaration prunes.
+	prunes := (r.Modes.Prune && r.When != nil) || (r.Modes.PruneItems && r.ForEach != nil)
 	k := render.KindOf(r.Kind.Key)
 	switch k.Lifecycle {
 	case render.CreateOnly:
-		// Created once, never updated; deleted when a condition stops holding.
-		if reconciled && conditional {
+		// Created once, never updated.
+		if prunes {
 			verbs = append(verbs, "delete")
 		}
 	case render.Recreate:
 		// Drift is corrected by recreating the object.
-		if reconciled {
+		if reconciled || prunes {
 			verbs = append(verbs, "delete")
 		}
 	default:
 		if reconciled {
 			verbs = append(verbs, "update")
-			if conditional || recreates(r, k) {
-				verbs = append(verbs, "delete")
-			}
+		}
+		if prunes || reconciled && recreates(r, k) {
+			verbs = append(verbs, "delete")
 		}
 	}
 	if r.Once && r.RotateAfter > 0 {

@@ -185,8 +185,9 @@ onDelete:
 		rule("", []string{"secrets"}, "get", "list", "watch", "create", "update"),
 		// reconcile: true with headless (immutable clusterIP): recreated.
 		rule("", []string{"services"}, "get", "list", "watch", "create", "update", "delete"),
-		// Jobs are create-only; deleted only when a when stops holding.
-		rule("batch", []string{"jobs"}, "get", "list", "watch", "create", "delete"),
+		// Jobs are create-only, and stay when their when stops holding
+		// (no prune: true).
+		rule("batch", []string{"jobs"}, "get", "list", "watch", "create"),
 		rule("events.k8s.io", []string{"events"}, "create", "patch"),
 		// The guessed custom kind.
 		rule("example.com", []string{"gizmos"}, "get", "list", "watch", "create", "update"),

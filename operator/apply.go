@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/engine"
-	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
@@ -45,8 +44,8 @@ type applier struct {
 // When several declarations of one kind name the same object, the one that
 // passes its condition is applied (a drift-corrected one before an onCreate
 // one); a declaration whose condition fails deletes the object only when it
-// is drift-corrected, no passing declaration covers the name, and the object
-// is ours.
+// prunes (Modes.Prune), no passing declaration covers the name, and the
+// object is ours.
 func (a *applier) applyAll(res *render.Result) error {
 	var children []*render.Child
 	for _, h := range render.ApplyHooks {
@@ -71,7 +70,7 @@ func (a *applier) applyAll(res *render.Result) error {
 			continue
 		}
 		if !c.When {
-			if c.Reconciled && chosen[c.Key()] == nil && !deleted[c.Key()] {
+			if c.Resource.Modes.Prune && chosen[c.Key()] == nil && !deleted[c.Key()] {
 				deleted[c.Key()] = true
 				if err := a.deleteIfOwned(c); err != nil {
 					return err
@@ -100,13 +99,13 @@ func (a *applier) summary() string {
 	return msg
 }
 
-// pruneItems deletes the children of drift-corrected forEach declarations
-// whose item is gone: objects the custom resource owns, labelled with the
-// declaration, that no item names any more.
+// pruneItems deletes the children of forEach declarations that prune their
+// items (Modes.PruneItems) whose item is gone: objects the custom resource
+// owns, labelled with the declaration, that no item names any more.
 func (a *applier) pruneItems(res *render.Result) error {
 	for _, h := range render.ApplyHooks {
 		for _, rs := range a.e.entry.Hooks[h] {
-			if rs.ForEach == nil || rs.GVK == nil || !(rs.Hook == katalog.OnReconcile || rs.Reconcile) {
+			if rs.ForEach == nil || rs.GVK == nil || !rs.Modes.PruneItems {
 				continue
 			}
 			if err := a.pruneDeclaration(res, rs); err != nil {
@@ -140,7 +139,7 @@ func (a *applier) pruneDeclaration(res *render.Result, rs *engine.Resource) erro
 		if err := a.e.client.Delete(a.ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("deleting %s %s, whose forEach item is gone: %w", rs.GVK.Kind, key, err)
 		}
-		a.change("Deleted", "deleted %s %s: its item of %s is gone", rs.GVK.Kind, key, rs.ForEach.Field)
+		a.change("Deleted", "deleted %s %s: its item of %s is gone (%s: true)", rs.GVK.Kind, key, rs.ForEach.Field, rs.Modes.PruneFrom.Field)
 	}
 	return nil
 }
@@ -405,7 +404,11 @@ func (a *applier) deleteIfOwned(c *render.Child) error {
 	if c.Kind == "jobs" {
 		a.jobsDeleted = append(a.jobsDeleted, c.Namespace+"/"+c.Name)
 	}
-	a.change("Deleted", "deleted %s: its condition %s does not hold", c, c.Resource.When.Source())
+	why := "drift-corrected children are pruned by default"
+	if p := c.Resource.Modes.PruneFrom; p != nil {
+		why = p.Field + ": true"
+	}
+	a.change("Deleted", "deleted %s: its condition %s does not hold (%s)", c, c.Resource.When.Source(), why)
 	return nil
 }
 

@@ -51,9 +51,11 @@ func forEachNames(t *testing.T, ns, decl string, list client.ObjectList) []strin
 }
 
 // forEach over a list field grows and shrinks with the list: a child per
-// item (CEL each, legacy .region alias), the children of items that are gone
-// deleted, the others left as they are. Upstream: pkg/types/foreach.go,
-// pkg/runtime/reconciler/docs/05-foreach.md.
+// item (CEL each, legacy .region alias). The children of items that are gone
+// stay by default — upstream's forEach only expands the current items and
+// nothing removes the others (iAlexeze/orkestra
+// pkg/reconciler/docs/05-foreach.md) — and are deleted with prune: true; the
+// others are left as they are.
 func TestForEachGrowsAndShrinks(t *testing.T) {
 	h := startOperator(t, widgetPlan(t, `
 onReconcile:
@@ -62,6 +64,7 @@ onReconcile:
       image: nginx
       replicas: "${each.replicas}"
       forEach: {field: spec.regions}
+      prune: true
   configMaps:
     - name: "{{ .metadata.name }}-{{ .region.name }}-config"
       data: {region: "{{ .region.name }}"}
@@ -90,11 +93,11 @@ onReconcile:
 	updateWidget(t, h.ns, "shop", func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedSlice(u.Object, regions("eu", "ap", "sa"), "spec", "regions")
 	})
-	check("shop-ap:2 shop-eu:1 shop-sa:3", "shop-ap-config:ap shop-eu-config:eu shop-sa-config:sa")
+	check("shop-ap:2 shop-eu:1 shop-sa:3", "shop-ap-config:ap shop-eu-config:eu shop-sa-config:sa shop-us-config:us")
 	updateWidget(t, h.ns, "shop", func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedSlice(u.Object, regions("eu"), "spec", "regions")
 	})
-	check("shop-eu:1", "shop-eu-config:eu")
+	check("shop-eu:1", "shop-ap-config:ap shop-eu-config:eu shop-sa-config:sa shop-us-config:us")
 	var still appsv1.Deployment
 	mustGet(t, h.ns, "shop-eu", &still)
 	if still.UID != eu.UID {
@@ -106,7 +109,7 @@ onReconcile:
 			return err
 		}
 		for _, e := range evs.Items {
-			if e.Reason == "Deleted" && strings.Contains(e.Note, "Deployment "+h.ns+"/shop-ap: its item of spec.regions is gone") {
+			if e.Reason == "Deleted" && strings.Contains(e.Note, "Deployment "+h.ns+"/shop-ap: its item of spec.regions is gone (operatorBox.onReconcile.deployments[0].prune: true)") {
 				return nil
 			}
 		}

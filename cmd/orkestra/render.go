@@ -148,8 +148,16 @@ type renderedChild struct {
 	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	// When is whether the child's when/or conditions hold.
 	When bool `yaml:"when" json:"when"`
-	// Reconcile is true for drift-corrected children.
-	Reconcile   bool           `yaml:"reconcile" json:"reconcile"`
+	// Reconcile is true for drift-corrected children; ReconcileFrom says
+	// what decided (the reconcile: key, or the hook's default).
+	Reconcile     bool   `yaml:"reconcile" json:"reconcile"`
+	ReconcileFrom string `yaml:"reconcileFrom,omitempty" json:"reconcileFrom,omitempty"`
+	// Prune: deleted when its condition stops holding; PruneItems (forEach
+	// children): deleted when its item is gone; PruneFrom: what decided.
+	// Absent for onDelete children.
+	Prune       *bool          `yaml:"prune,omitempty" json:"prune,omitempty"`
+	PruneItems  *bool          `yaml:"pruneItems,omitempty" json:"pruneItems,omitempty"`
+	PruneFrom   string         `yaml:"pruneFrom,omitempty" json:"pruneFrom,omitempty"`
 	Once        bool           `yaml:"once,omitempty" json:"once,omitempty"`
 	RotateAfter string         `yaml:"rotateAfter,omitempty" json:"rotateAfter,omitempty"`
 	Declared    string         `yaml:"declared" json:"declared"`
@@ -233,6 +241,13 @@ func renderOne(plan *engine.Plan, conv *conversion.Converter, o *unstructured.Un
 				Reconcile: c.Reconciled,
 				Once:      c.Resource.Once,
 				Declared:  fmt.Sprintf("%s (%s)", c.Resource.Fields.Field, c.Resource.Fields.Pos),
+			}
+			if h != katalog.OnDelete {
+				m := c.Resource.Modes
+				rc.ReconcileFrom, rc.Prune, rc.PruneFrom = m.ReconcileReason(h, c.Kind), &m.Prune, m.PruneReason(c.Kind)
+				if c.Resource.ForEach != nil {
+					rc.PruneItems = &m.PruneItems
+				}
 			}
 			if c.Resource.RotateAfter > 0 {
 				rc.RotateAfter = c.Resource.RotateAfter.String()

@@ -176,13 +176,17 @@ func entry(decls ...decl) *engine.Entry {
 		}
 		node := lit(fields)
 		setFieldPaths(node, base)
+		src := &katalog.Resource{Kind: d.kind, Hook: hook, Index: idx}
+		if d.reconcile {
+			src.Reconcile = &katalog.Switch{Value: true}
+		}
 		e.Hooks[hook] = append(e.Hooks[hook], &engine.Resource{
-			Source:      &katalog.Resource{Kind: d.kind, Hook: hook, Index: idx},
+			Source:      src,
 			Kind:        kind,
 			Hook:        hook,
 			Fields:      node,
 			When:        d.when,
-			Reconcile:   d.reconcile,
+			Modes:       (&katalog.OperatorBox{}).ModesOf(src),
 			Once:        d.once,
 			RotateAfter: d.rotate,
 		})

@@ -28,7 +28,7 @@ const (
 func init() {
 	register("deployments", &Kind{Build: buildDeployment, Drift: driftDeployment})
 	register("statefulSets", &Kind{Build: buildStatefulSet, Drift: driftStatefulSet})
-	register("jobs", &Kind{Build: buildJob, Lifecycle: CreateOnly})
+	register("jobs", &Kind{Build: buildJob})
 	register("cronJobs", &Kind{Build: buildCronJob, Drift: driftCronJob})
 	register("pods", &Kind{Build: buildPod, Drift: driftPod, Lifecycle: Recreate})
 }

@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // A resource kind lives in two places only: its katalog fields and their
@@ -24,7 +26,8 @@ const (
 	// UpdateInPlace: drift is corrected with an update of the live object
 	// (a field listed in Kind.Recreates is corrected by recreating it).
 	UpdateInPlace Lifecycle = iota
-	// CreateOnly: created once and never compared (Jobs run once).
+	// CreateOnly: created once and never compared (Jobs run once). Set by
+	// register from katalog.KindSpec.CreateOnly, which owns the fact.
 	CreateOnly
 	// Recreate: any drift is corrected by deleting and creating the object
 	// (a Pod's spec is immutable).
@@ -54,6 +57,9 @@ var Kinds = map[string]*Kind{}
 func register(key string, k *Kind) {
 	if _, dup := Kinds[key]; dup {
 		panic("render: kind " + key + " registered twice")
+	}
+	if spec := katalog.ResourceKinds[key]; spec != nil && spec.CreateOnly {
+		k.Lifecycle = CreateOnly
 	}
 	Kinds[key] = k
 }

@@ -104,8 +104,8 @@ type Child struct {
 	// has none). When it is false only the name, namespace and GVK are
 	// evaluated: Fields, Object and Typed are nil.
 	When bool
-	// Reconciled is true for children that are drift-corrected: declared
-	// under onReconcile, or under onCreate with reconcile: true.
+	// Reconciled is true for children that are drift-corrected (the
+	// declaration's Modes.Reconcile).
 	Reconciled bool
 	// Fields are the evaluated simplified fields; their keys are the fields
 	// the katalog manages (what drift correction compares).
@@ -309,7 +309,7 @@ func (r *renderer) evaluate(rs *engine.Resource, scope *engine.Scope) (*Child, e
 		Hook:       rs.Hook,
 		Kind:       rs.Kind.Key,
 		When:       true,
-		Reconciled: rs.Hook == katalog.OnReconcile || rs.Reconcile,
+		Reconciled: rs.Modes.Reconcile,
 		scope:      scope,
 	}
 	if rs.When != nil {
