@@ -7,7 +7,7 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
-EXAMPLES := examples/website/katalog.yaml examples/legacy-website/katalog.yaml
+EXAMPLES := examples/website/katalog.yaml examples/legacy-website/katalog.yaml examples/state-machine/katalog.yaml
 IMAGE ?= orkestra:$(VERSION)
 
 .PHONY: help

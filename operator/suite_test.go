@@ -69,6 +69,7 @@ Build or find them with the project's script and export the directory:
 			filepath.Join("testdata", "crds"),
 			filepath.Join("..", "examples", "website", "crd.yaml"),
 			filepath.Join("..", "examples", "legacy-website", "crd.yaml"),
+			filepath.Join("..", "examples", "state-machine", "crd.yaml"),
 		},
 		ErrorIfCRDPathMissing: true,
 	}
