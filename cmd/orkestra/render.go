@@ -36,7 +36,9 @@ func newRenderCmd() *cobra.Command {
 		Short: "Print offline the child objects and status a custom resource reconciles into",
 		Long: `render reads custom resources (from the files given, stdin when none) and
 prints, per resource, the child objects each hook of its katalog entry
-declares — with whether each one's when/or condition holds — and the status
+declares — with whether each one's when/or condition holds, whether it is
+drift-corrected (reconcile) and whether it is deleted when its condition stops
+holding (prune), each with the key or default that decided — and the status
 fields, exactly as ` + "`orkestra run`" + ` would apply them: the same code renders them.
 
 Like the API server, render first applies the CRD schema's defaults, and
