@@ -36,11 +36,16 @@ lint: ## gofmt and go vet
 check-examples: build ## orkestra check on every example katalog
 	for k in $(EXAMPLES); do $(BIN)/orkestra check -f $$k; done
 
+.PHONY: simulate-examples
+simulate-examples: build ## orkestra simulate on every example's Simulate specs (in memory)
+	$(BIN)/orkestra simulate ./examples/...
+
 .PHONY: test
 test: lint build ## everything CI runs: lint, race tests against a real API server, examples
 	KUBEBUILDER_ASSETS="$$(GO=$(GO) hack/envtest-assets.sh)"; export KUBEBUILDER_ASSETS; \
 	  $(GO) test -race -count=1 -timeout 40m ./...
 	$(MAKE) --no-print-directory check-examples
+	$(MAKE) --no-print-directory simulate-examples
 	$(MAKE) --no-print-directory conformance
 
 .PHONY: conformance

@@ -20,8 +20,9 @@ import (
 // errNoCRD: a manifest file holds no CustomResourceDefinition.
 var errNoCRD = errors.New("holds no CustomResourceDefinition")
 
-// readCRDs returns the CustomResourceDefinitions in the manifest at path.
-func readCRDs(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// ReadCRDs returns the CustomResourceDefinitions in the manifest at path
+// (crdFile, --crd, a Simulate spec's crd files).
+func ReadCRDs(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	data, err := readFile(path, "CRD manifest", MaxFileBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -64,7 +65,7 @@ func readCRDs(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) 
 // A file may hold several documents; the CRD whose group and kind match the
 // entry's apiTypes is chosen, or the only one.
 func loadCRD(path string, at APITypes, cache map[string]*CRD) (*CRD, error) {
-	found, err := readCRDs(path)
+	found, err := ReadCRDs(path)
 	if err != nil {
 		return nil, err
 	}

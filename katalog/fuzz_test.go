@@ -59,7 +59,7 @@ func FuzzReadCRD(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		found, err := readCRDs(p)
+		found, err := ReadCRDs(p)
 		if err != nil {
 			return
 		}

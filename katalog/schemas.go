@@ -75,7 +75,7 @@ func (l *loader) flagCRDs(paths []string) []*CRD {
 			sort.Strings(files)
 		}
 		for _, f := range files {
-			crds, err := readCRDs(f)
+			crds, err := ReadCRDs(f)
 			if err != nil {
 				if len(files) > 1 && errors.Is(err, errNoCRD) {
 					continue // a directory may hold other manifests

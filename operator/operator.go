@@ -337,25 +337,13 @@ func (o *Operator) SetupWithManager(mgr manager.Manager) error {
 		if !e.Enabled {
 			continue
 		}
-		ec := &entryController{
-			op:       o,
-			entry:    e,
+		ec := o.newEntryController(e, access{
 			client:   c,
 			reader:   mgr.GetAPIReader(),
 			mapper:   mgr.GetRESTMapper(),
 			scheme:   mgr.GetScheme(),
 			recorder: recorder,
-			metrics:  m,
-			log:      o.opts.Log.WithValues("crd", e.Name),
-		}
-		if e.Reconciles {
-			ec.total = map[string]prometheus.Counter{
-				ResultSuccess: m.total.WithLabelValues(e.Name, ResultSuccess),
-				ResultError:   m.total.WithLabelValues(e.Name, ResultError),
-				ResultRequeue: m.total.WithLabelValues(e.Name, ResultRequeue),
-			}
-			ec.duration = m.duration.WithLabelValues(e.Name)
-		}
+		}, m)
 		if err := ec.setup(mgr); err != nil {
 			return fmt.Errorf("katalog entry %s: %w", e.Name, err)
 		}
@@ -364,6 +352,41 @@ func (o *Operator) SetupWithManager(mgr manager.Manager) error {
 	}
 	// Once every informer synced: ready (on every replica).
 	return mgr.Add(&syncRunnable{op: o, cache: mgr.GetCache()})
+}
+
+// access is how an entry's reconciler reaches the cluster: client reads
+// (from the manager's cache) and writes, reader reads from the API server.
+type access struct {
+	client   client.Client
+	reader   client.Reader
+	mapper   meta.RESTMapper
+	scheme   *runtime.Scheme
+	recorder events.EventRecorder
+}
+
+// newEntryController builds the controller of entry e over a, with its
+// reconcile metrics when the entry reconciles.
+func (o *Operator) newEntryController(e *engine.Entry, a access, m *metrics) *entryController {
+	ec := &entryController{
+		op:       o,
+		entry:    e,
+		client:   a.client,
+		reader:   a.reader,
+		mapper:   a.mapper,
+		scheme:   a.scheme,
+		recorder: a.recorder,
+		metrics:  m,
+		log:      o.opts.Log.WithValues("crd", e.Name),
+	}
+	if e.Reconciles {
+		ec.total = map[string]prometheus.Counter{
+			ResultSuccess: m.total.WithLabelValues(e.Name, ResultSuccess),
+			ResultError:   m.total.WithLabelValues(e.Name, ResultError),
+			ResultRequeue: m.total.WithLabelValues(e.Name, ResultRequeue),
+		}
+		ec.duration = m.duration.WithLabelValues(e.Name)
+	}
+	return ec
 }
 
 // syncRunnable marks the operator ready once the caches synced, and keeps

@@ -1,0 +1,244 @@
+package simulate
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestSpecsPass(t *testing.T) {
+	for _, f := range []string{
+		"testdata/shop/simulate-free.yaml",
+		"testdata/shop/simulate-premium.yaml",
+		"testdata/pipeline/simulate.yaml",
+		"testdata/simulate-platform.yaml",
+		"testdata/copy/simulate-with-source.yaml",
+	} {
+		t.Run(f, func(t *testing.T) {
+			if outcome, out := runFile(t, f, Options{}); outcome != Passed {
+				t.Errorf("outcome %s, want passed:\n%s", outcome, out)
+			}
+		})
+	}
+}
+
+// The real reconciler ran: the cluster holds what it wrote, and the
+// simulated Deployment's status reached the status fields reading it.
+func TestShopClusterAfterTheRun(t *testing.T) {
+	c, res := simulated(t, "testdata/shop/simulate-free.yaml")
+	ctx := context.Background()
+	shop := &unstructured.Unstructured{}
+	shop.SetAPIVersion("sim.example.io/v1")
+	shop.SetKind("Shop")
+	if err := c.client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "corner"}, shop); err != nil {
+		t.Fatal(err)
+	}
+	phase, _, _ := unstructured.NestedString(shop.Object, "status", "phase")
+	ready, _, _ := unstructured.NestedInt64(shop.Object, "status", "readyReplicas")
+	if phase != "Serving" || ready != 2 {
+		t.Errorf("status phase %q readyReplicas %d, want Serving and 2 (read back from the simulated Deployment)", phase, ready)
+	}
+	var svc corev1.Service
+	if err := c.client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "corner-svc"}, &svc); err != nil {
+		t.Errorf("the Service was not created: %v", err)
+	}
+	er := res.Entry("shop")
+	if er == nil || er.SteadyAt != 4 || len(er.Cycles) != 5 {
+		t.Fatalf("result = %+v, want steady at 4 of 5 cycles", er)
+	}
+	// Cycle 3 only reads: the same reads as cycle 4.
+	for _, op := range er.Cycles[2].Ops {
+		if op.write() {
+			t.Errorf("cycle 3 wrote %+v", op)
+		}
+	}
+}
+
+func TestPipelineJobsRunAndFail(t *testing.T) {
+	c, _ := simulated(t, "testdata/pipeline/simulate.yaml")
+	ctx := context.Background()
+	phase := func(name string) string {
+		p := &unstructured.Unstructured{}
+		p.SetAPIVersion("sim.example.io/v1")
+		p.SetKind("Pipeline")
+		if err := c.client.Get(ctx, types.NamespacedName{Namespace: "default", Name: name}, p); err != nil {
+			t.Fatal(err)
+		}
+		s, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		return s
+	}
+	if got := phase("release"); got != "Succeeded" {
+		t.Errorf("release phase %q, want Succeeded (both Jobs completed)", got)
+	}
+	if got := phase("broken"); got != "Failed" {
+		t.Errorf("broken phase %q, want Failed (its build Job is marked to fail)", got)
+	}
+	var build batchv1.Job
+	if err := c.client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "broken-build"}, &build); err != nil {
+		t.Fatal(err)
+	}
+	if build.Status.Failed == 0 || build.Status.Succeeded != 0 {
+		t.Errorf("broken-build status %+v, want failed", build.Status)
+	}
+}
+
+func TestSpecsFail(t *testing.T) {
+	cases := []struct {
+		name string
+		spec string
+		says []string
+	}{
+		{"apply where the operator created", `spec:
+  katalog: %[1]s/shop/katalog.yaml
+  cr: %[1]s/shop/cr-free.yaml
+  cycles: 2
+  expect:
+    ops:
+      - {cycle: 1, verb: apply, resource: deployments, name: corner}
+`, []string{"✗ cycle 1: apply deployments/corner", "no op matches", "cycle 1: create deployments/corner in default", "cycle 1: get deployments/corner in default (failed)", "FAIL"}},
+		{"absent object created", `spec:
+  katalog: %[1]s/shop/katalog.yaml
+  cr: %[1]s/shop/cr-premium.yaml
+  cycles: 2
+  expect:
+    absent:
+      - {resource: configmaps, name: mall-premium}
+`, []string{"✗ absent: any cycle: any write: configmaps/mall-premium", "found 1", "cycle 1: create configmaps/mall-premium in retail"}},
+		{"not steady in too few cycles", `spec:
+  katalog: %[1]s/pipeline/katalog.yaml
+  cr: %[1]s/pipeline/crs.yaml
+  cycles: 3
+  expect:
+    steady: true
+`, []string{"✗ steady", "no steady state in 3 cycles"}},
+		{"steady too late", `spec:
+  katalog: %[1]s/shop/katalog.yaml
+  cr: %[1]s/shop/cr-free.yaml
+  cycles: 5
+  expect:
+    steadyAt: 3
+`, []string{"✗ steady by cycle 3", "steady state at cycle 4, expected by cycle 3"}},
+		{"reconcile errors", `spec:
+  katalog: %[1]s/copy/katalog.yaml
+  cr: %[1]s/copy/cr.yaml
+  cycles: 2
+  expect:
+    noErrors: true
+`, []string{"✗ noErrors", `reading the Secret to copy, platform/db-credentials: secrets "db-credentials" not found`, "✗ default/app: rendering App default/app"}},
+		{"count", `spec:
+  katalog: %[1]s/pipeline/katalog.yaml
+  cr: %[1]s/pipeline/crs.yaml
+  cycles: 2
+  expect:
+    ops:
+      - {cycle: 1, verb: create, resource: jobs, count: 3}
+`, []string{"2 op(s) match cycle 1: create jobs (at least 3), want at least 3"}},
+		{"per-CRD block", `spec:
+  katalog: %[1]s/komposer.yaml
+  crFiles: [%[1]s/shop/cr-free.yaml, %[1]s/pipeline/crs.yaml]
+  cycles: 2
+  expect:
+    crds:
+      pipeline:
+        ops:
+          - {cycle: 1, verb: create, resource: deployments}
+`, []string{"Simulating pipeline", "✗ cycle 1: create deployments", "Simulating shop"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			outcome, out := runFile(t, writeSpec(t, tc.spec), Options{})
+			if outcome != Failed {
+				t.Fatalf("outcome %s, want failed:\n%s", outcome, out)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(out, s) {
+					t.Errorf("the report does not say %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+}
+
+// A spec whose problems show only once its katalog is compiled.
+func TestSpecsInvalidAgainstTheKatalog(t *testing.T) {
+	cases := []struct {
+		name string
+		spec string
+		says []string
+	}{
+		{"unknown entry in crds", `spec:
+  katalog: %[1]s/shop/katalog.yaml
+  cr: %[1]s/shop/cr-free.yaml
+  expect:
+    crds:
+      shops: {steady: true}
+`, []string{"simulate.yaml:10:7: spec.expect.crds.shops", `the katalog has no entry "shops"; did you mean "shop"?`}},
+		{"resource nobody serves", `spec:
+  katalog: %[1]s/shop/katalog.yaml
+  cr: %[1]s/shop/cr-free.yaml
+  expect:
+    ops:
+      - {verb: create, resource: deployment}
+`, []string{"simulate.yaml:10:9: spec.expect.ops[0].resource", `"deployment"; did you mean "deployments"?`}},
+		{"object of a kind nobody serves", `spec:
+  katalog: %[1]s/shop/katalog.yaml
+  crFiles: [%[1]s/shop/cr-free.yaml, %[1]s/pipeline/crs.yaml]
+`, []string{"pipeline/crs.yaml", "does not serve sim.example.io/v1, Kind=Pipeline", "add its CRD to spec.crdFiles"}},
+		{"katalog that does not load", `spec:
+  katalog: %[1]s/broken/katalog.yaml
+  cr: %[1]s/shop/cr-free.yaml
+`, []string{"broken/katalog.yaml:12:9: [shop] operatorBox.onReconcle", `did you mean "onReconcile"?`, "does not load"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			outcome, out := runFile(t, writeSpec(t, tc.spec), Options{})
+			if outcome != Invalid {
+				t.Fatalf("outcome %s, want invalid:\n%s", outcome, out)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(out, s) {
+					t.Errorf("the report does not say %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+}
+
+func TestCyclesOverride(t *testing.T) {
+	_, out := runFile(t, "testdata/shop/simulate-premium.yaml", Options{Cycles: 7})
+	if !strings.Contains(out, "Steady state at cycle 4") {
+		t.Errorf("with 7 cycles the premium shop reaches steady state at cycle 4:\n%s", out)
+	}
+}
+
+func TestOutputCollapsesIdenticalCycles(t *testing.T) {
+	cycle := func(n int) Cycle {
+		return Cycle{N: n, Ops: []Op{{Cycle: n, Verb: "update", Resource: "deployments", Name: "web"}, {Cycle: n, Verb: "get", Resource: "deployments", Name: "web"}}}
+	}
+	er := &EntryResult{Entry: "web", Objects: []string{"default/web"}, Cycles: []Cycle{
+		{N: 1, Ops: []Op{{Cycle: 1, Verb: "create", Resource: "deployments", Name: "web", Created: true}, {Cycle: 1, Verb: "update", Resource: "deployments", Name: "web"}}},
+		cycle(2), cycle(3), cycle(4),
+		{N: 5},
+	}}
+	var b strings.Builder
+	printEntry(&b, er, 5, 0)
+	want := `Simulating web: default/web
+
+  Cycle 1:
+    + deployments/web
+  Cycle 2:
+    ~ deployments/web
+  (cycles 3–4: identical)
+
+  ~ Max cycles reached (5) in 0s
+
+`
+	if b.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
