@@ -242,3 +242,15 @@ func TestOutputCollapsesIdenticalCycles(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+func TestOutputCollapsesOneIdenticalCycle(t *testing.T) {
+	write := func(n int) Cycle {
+		return Cycle{N: n, Ops: []Op{{Cycle: n, Verb: "patch", Resource: "shops", Subresource: "status", Name: "a"}}}
+	}
+	er := &EntryResult{Entry: "shop", Objects: []string{"default/a"}, Cycles: []Cycle{write(1), write(2)}, SteadyAt: 2}
+	var b strings.Builder
+	printEntry(&b, er, 2, 0)
+	if !strings.Contains(b.String(), "  Cycle 1:\n    ~ shops/a/status\n  (cycle 2: identical)\n") || !strings.Contains(b.String(), "Steady state at cycle 2") {
+		t.Errorf("output:\n%s", b.String())
+	}
+}

@@ -21,7 +21,10 @@ func printEntry(w io.Writer, er *EntryResult, cycles int, elapsed time.Duration)
 	fmt.Fprintf(w, "Simulating %s: %s\n\n", er.Entry, objs)
 	prev, repeatFrom, repeatTo := "", 0, 0
 	flush := func() {
-		if repeatFrom > 0 {
+		switch {
+		case repeatFrom > 0 && repeatFrom == repeatTo:
+			fmt.Fprintf(w, "  (cycle %d: identical)\n", repeatFrom)
+		case repeatFrom > 0:
 			fmt.Fprintf(w, "  (cycles %d–%d: identical)\n", repeatFrom, repeatTo)
 		}
 		repeatFrom = 0
