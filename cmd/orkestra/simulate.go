@@ -21,6 +21,7 @@ import (
 func newSimulateCmd() *cobra.Command {
 	var files, skip []string
 	var o simulate.Options
+	var allowOutside bool
 	cmd := &cobra.Command{
 		Use:   "simulate [-f SPEC]… [PATH|DIR/...]…",
 		Short: "Run Simulate specs: the katalog's reconcilers, cycle by cycle, against a cluster held in memory",
@@ -55,7 +56,10 @@ problem as file:line:col with what to fix).`,
 			logf.SetLogger(logr.Discard())
 			ctrl.SetLogger(logr.Discard())
 			o.Out = cmd.OutOrStdout()
-			o.Compile = compileForSimulate
+			o.Compile = func(w io.Writer, katalog string, crds []string) (*engine.Plan, error) {
+				kf := katalogFlags{files: []string{katalog}, crds: crds, allowOutside: allowOutside}
+				return kf.compile(w)
+			}
 			if o.Envtest {
 				if o.Assets, err = simulateAssets(cmd, o.Assets); err != nil {
 					return err
@@ -69,6 +73,7 @@ problem as file:line:col with what to fix).`,
 	fs.BoolVar(&o.Envtest, "envtest", false, "run against a kube-apiserver and etcd instead of the in-memory cluster")
 	fs.StringVar(&o.Assets, "assets", "", "with --envtest: directory holding kube-apiserver and etcd (default: $KUBEBUILDER_ASSETS, else hack/envtest-assets.sh)")
 	fs.IntVar(&o.Cycles, "cycles", 0, "reconcile cycles, overriding each spec's cycles (default: the spec's, else 10)")
+	fs.BoolVar(&allowOutside, "allow-outside-paths", false, "let a spec's katalog name files (crdFile, crFiles, imports) outside its directory, as every command that reads a katalog may")
 	fs.StringArrayVar(&skip, "skip", nil, "with DIR/...: skip paths containing this text (repeatable)")
 	fs.Bool("skip-external", false, "accepted for upstream compatibility: this runtime makes no external: calls")
 	return cmd
@@ -135,10 +140,4 @@ func simulateAssets(cmd *cobra.Command, flag string) (string, error) {
 		return "", fmt.Errorf("--envtest: no kube-apiserver and etcd: pass --assets DIR or set KUBEBUILDER_ASSETS to a directory holding both, or run inside the orkestra repository (hack/envtest-assets.sh provides them): %w", err)
 	}
 	return dir, err
-}
-
-// compileForSimulate compiles a spec's katalog as orkestra check does.
-func compileForSimulate(w io.Writer, katalog string, crds []string) (*engine.Plan, error) {
-	kf := katalogFlags{files: []string{katalog}, crds: crds}
-	return kf.compile(w)
 }
