@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -40,11 +41,15 @@ type DirectOptions struct {
 	Recorder events.EventRecorder
 }
 
-// Direct returns the operator's reconcilers over d. Every enabled entry
+// Direct returns the operator's reconcilers over d, once per Operator.
+// Every enabled entry
 // counts as started (dependsOn), as it would once its controller runs.
 // Options.Registry receives the reconcile metrics: give each Direct of a
 // process its own.
 func (o *Operator) Direct(d DirectOptions) (*Direct, error) {
+	if len(o.order) > 0 {
+		return nil, errors.New("the operator's entries are set up already (SetupWithManager or Direct): build another Operator")
+	}
 	m, _, err := metricsFor(o.opts.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("registering the reconcile metrics: %w", err)
