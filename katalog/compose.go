@@ -143,19 +143,10 @@ func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, 
 		d.errorf(o["motif"].value, path+".motif", "remote motifs (%s://) are not fetched by this runtime, which reads local files only; vendor the motif into your repository and import it by path", scheme)
 		return nil, nil
 	}
-	file := resolvePath(d.dirOf(o["motif"].value, ""), ref)
-	var root *yaml.Node
-	for _, doc := range d.loader.parse(file, o["motif"].value, d.fileOf(o["motif"].value)) {
-		if r := resolve(doc); r != nil && !isNull(r) {
-			root = r
-			break
-		}
-	}
+	md, root := d.fragment(o["motif"].value, path+".motif", "motif")
 	if root == nil {
 		return nil, nil
 	}
-	md := d.loader.decoder(file)
-	md.entry, md.owner = d.entry, d.owner
 	mo := md.mapping(root, "", append([]string{"apiVersion", "kind", "metadata", "inputs"}, keys...), nil)
 	if kind := md.str(mo["kind"].value, "kind"); kind != "Motif" {
 		md.errorf(orNode(mo["kind"].value, root), "kind", "an imported motif must be kind: Motif, got %q", kind)

@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -91,63 +89,6 @@ func fileTooLarge(path, what string, size, limit int64, partial bool) error {
 		more = " (or more)"
 	}
 	return fmt.Errorf("%s %s holds %d bytes%s, over the limit of %d bytes for a %s", what, path, size, more, limit, what)
-}
-
-// roots returns the directories a katalog given as paths may name files in:
-// each path's directory, or the path itself when it is a directory, with
-// symbolic links resolved.
-func roots(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		dir := p
-		if info, err := os.Stat(p); err != nil || !info.IsDir() {
-			dir = filepath.Dir(p)
-		}
-		if r, err := realPath(dir); err == nil {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func realPath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(abs)
-}
-
-// errOutside: a file a katalog names resolves outside its directory.
-var errOutside = errors.New("outside the katalog's directory")
-
-// confine checks that path, with symbolic links resolved, lies under one of
-// the katalog's roots, unless Options.AllowOutsidePaths. A path that does not
-// exist passes: reading it reports that.
-func (l *loader) confine(path string) error {
-	if l.opts.AllowOutsidePaths || len(l.roots) == 0 {
-		return nil
-	}
-	real, err := realPath(path)
-	if err != nil {
-		return nil
-	}
-	for _, r := range l.roots {
-		if within(real, r) {
-			return nil
-		}
-	}
-	shown := path
-	if real != path {
-		shown = fmt.Sprintf("%s (%s)", path, real)
-	}
-	return fmt.Errorf("%s is %w %s; move it under that directory, or pass --allow-outside-paths to read files anywhere", shown, errOutside, strings.Join(l.roots, ", "))
-}
-
-// within reports whether path is root or under it.
-func within(path, root string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // checkSample reads a crFiles file: a regular file under MaxFileBytes whose

@@ -164,7 +164,7 @@ func TestPathsConfinedToTheKatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	realSecret, _ := filepath.EvalSymlinks(secret)
-	outside := "is outside the katalog's directory " + dir + "; move it under that directory, or pass --allow-outside-paths to read files anywhere"
+	outside := "is outside the katalog's directory " + dir + " (it is in no git repository); move it under that directory, or pass --allow-outside-paths to read files anywhere"
 
 	crFiles := func() string { return writeKatalogAt(t, p, header+entry+"      crFiles: ["+secret+"]\n") }
 	expectError(t, firstError(t, Options{}, crFiles()), p+":14:17: [site] crFiles[0]: sample object file "+secret+" "+outside)

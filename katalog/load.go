@@ -62,7 +62,7 @@ func LoadWith(opts Options, paths ...string) (*Katalog, Diagnostics) {
 		return nil, Diagnostics{{Message: "no katalog given; pass -f KATALOG.yaml"}}
 	}
 	k := &Katalog{File: paths[0]}
-	l := &loader{k: k, diags: &diags, origin: map[*yaml.Node]string{}, crds: map[string]*CRD{}, opts: opts, roots: roots(paths)}
+	l := &loader{k: k, diags: &diags, origin: map[*yaml.Node]string{}, crds: map[string]*CRD{}, opts: opts, bounds: Boundaries(paths)}
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
@@ -108,9 +108,10 @@ type loader struct {
 	// aliasNodes counts the values YAML aliases expanded to (MaxAliasNodes).
 	aliasNodes int
 	opts       Options
-	// roots are the directories crdFile, crFiles and imports must resolve
-	// in; katalogBytes counts the katalog documents read (MaxKatalogBytes).
-	roots        []string
+	// bounds are where the files the katalog names must resolve
+	// (boundary.go); katalogBytes counts the katalog documents read
+	// (MaxKatalogBytes).
+	bounds       []Boundary
 	katalogBytes int
 }
 

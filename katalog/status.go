@@ -78,28 +78,19 @@ func (d *decoder) shadowedStatus(fields []*StatusField, path string) {
 // ./status.yaml`, a document with `fields:`), which come before the block's
 // own (orkspace/orkestra examples/intermediate/08-state-machine).
 func (d *decoder) includedFields(n *yaml.Node, path string) []*yaml.Node {
-	file := resolvePath(d.dirOf(n, ""), d.str(n, path))
-	if file == "" {
+	fd, root := d.fragment(n, path, "status fragment")
+	if root == nil {
 		return nil
 	}
-	for _, doc := range d.loader.parse(file, n, d.fileOf(n)) {
-		root := resolve(doc)
-		if root == nil || isNull(root) {
-			continue
-		}
-		fd := d.loader.decoder(file)
-		fd.entry, fd.owner = d.entry, d.owner
-		var list *yaml.Node
-		if root.Kind == yaml.MappingNode {
-			list = resolve(fd.mapping(root, "", []string{"fields"}, nil)["fields"].value)
-		}
-		if list == nil || list.Kind != yaml.SequenceNode {
-			fd.errorf(root, "fields", "a status fragment needs `fields:`, a list of `- path: … / value: …` entries")
-			return nil
-		}
-		return list.Content
+	var list *yaml.Node
+	if root.Kind == yaml.MappingNode {
+		list = resolve(fd.mapping(root, "", []string{"fields"}, nil)["fields"].value)
 	}
-	return nil
+	if list == nil || list.Kind != yaml.SequenceNode {
+		fd.errorf(root, "fields", "a status fragment needs `fields:`, a list of `- path: … / value: …` entries")
+		return nil
+	}
+	return list.Content
 }
 
 // statusTypes are the original's spellings of a status field's type

@@ -23,7 +23,11 @@ type Katalog struct {
 	// File is the path of the main katalog file as given.
 	File string
 	// Files are all files the katalog was read from (multi-file katalogs).
-	Files      []string
+	Files []string
+	// Included are the other files its documents name and the loader read:
+	// motifs and include: fragments (CRD manifests and crFiles are on the
+	// entries).
+	Included   []string
 	APIVersion string
 	Name       string
 	// Description from metadata.description.

@@ -32,8 +32,11 @@ var badKeyChars = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
 // katalogFiles collects the katalog documents, the CRD manifests their
 // entries name and the crFiles samples (the loader checks they exist), with
 // their paths relative to the directory that holds them all. args are the
-// `-f` arguments of the container, one per given path, under mountPath.
-func katalogFiles(k *katalog.Katalog, given []string, mountPath string) (files []katalogFile, args []string, err error) {
+// `-f` arguments of the container, one per given path, under mountPath;
+// outside reports a file outside the given paths' directories (a sibling
+// folder of the repository), which the container, whose mount holds no
+// .git, must be allowed to read.
+func katalogFiles(k *katalog.Katalog, given []string, mountPath string) (files []katalogFile, args []string, outside bool, err error) {
 	seen := map[string]bool{}
 	var abs []string
 	add := func(p string) error {
@@ -47,20 +50,20 @@ func katalogFiles(k *katalog.Katalog, given []string, mountPath string) (files [
 		}
 		return nil
 	}
-	for _, f := range k.Files {
+	for _, f := range append(append([]string{}, k.Files...), k.Included...) {
 		if err := add(f); err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 	}
 	for _, e := range k.CRDs {
 		if e.CRD != nil {
 			if err := add(e.CRD.Path); err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 		}
 		for _, f := range e.CRFiles {
 			if err := add(f); err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 		}
 	}
@@ -72,82 +75,76 @@ func katalogFiles(k *katalog.Katalog, given []string, mountPath string) (files [
 	for _, g := range given {
 		a, err := filepath.Abs(g)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		givenAbs = append(givenAbs, a)
 		if st, err := os.Stat(a); err == nil && st.IsDir() {
 			dirs[a] = true
 		}
 	}
-	if err := confined(abs, givenAbs, dirs); err != nil {
-		return nil, nil, err
+	if err := confined(abs, givenAbs); err != nil {
+		return nil, nil, false, err
 	}
 	root := commonDir(abs, givenAbs, dirs)
+	var own []katalog.Boundary
+	for _, g := range givenAbs {
+		d := g
+		if !dirs[g] {
+			d = filepath.Dir(g)
+		}
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			own = append(own, katalog.Boundary{Dir: r})
+		}
+	}
+	for _, a := range abs {
+		outside = outside || katalog.Confine(a, own) != nil
+	}
 	total := 0
 	keys := map[string]string{}
 	for _, a := range abs {
 		rel, err := filepath.Rel(root, a)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		rel = filepath.ToSlash(rel)
 		data, err := os.ReadFile(a)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		if !utf8.Valid(data) {
-			return nil, nil, fmt.Errorf("%s is not UTF-8 text; the katalog's files are shipped in a ConfigMap", a)
+			return nil, nil, false, fmt.Errorf("%s is not UTF-8 text; the katalog's files are shipped in a ConfigMap", a)
 		}
 		key := badKeyChars.ReplaceAllString(strings.ReplaceAll(rel, "/", "__"), "_")
 		if other, dup := keys[key]; dup {
-			return nil, nil, fmt.Errorf("%s and %s map to the same ConfigMap key %q; rename one", other, rel, key)
+			return nil, nil, false, fmt.Errorf("%s and %s map to the same ConfigMap key %q; rename one", other, rel, key)
 		}
 		keys[key] = rel
 		total += len(data)
 		files = append(files, katalogFile{abs: a, rel: rel, key: key, data: string(data)})
 	}
 	if total > maxConfigMapBytes {
-		return nil, nil, fmt.Errorf("the katalog's files (katalog, CRD manifests, crFiles) hold %d bytes, more than a ConfigMap can (1 MiB); build an image that contains them and drop the katalog volume", total)
+		return nil, nil, false, fmt.Errorf("the katalog's files (katalog, CRD manifests, crFiles) hold %d bytes, more than a ConfigMap can (1 MiB); build an image that contains them and drop the katalog volume", total)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
 	for _, g := range givenAbs {
 		rel, err := filepath.Rel(root, g)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		args = append(args, path.Join(mountPath, filepath.ToSlash(rel)))
 	}
-	return files, args, nil
+	return files, args, outside, nil
 }
 
-// confined refuses a file outside the directories of the given katalog
-// paths, symbolic links resolved: the ConfigMap would carry it into the
-// cluster (kustomize refuses such files too), whatever --allow-outside-paths
-// let the loader read.
-func confined(files, given []string, dirs map[string]bool) error {
-	var roots []string
-	for _, g := range given {
-		if !dirs[g] {
-			g = filepath.Dir(g)
-		}
-		r, err := filepath.EvalSymlinks(g)
-		if err != nil {
-			return err
-		}
-		roots = append(roots, r)
-	}
+// confined refuses a file outside the katalog's boundary (its repository,
+// else its directory; katalog.Boundaries), symbolic links resolved: the
+// ConfigMap would carry it into the cluster (kustomize refuses such files
+// too), whatever --allow-outside-paths let the loader read.
+func confined(files, given []string) error {
+	bounds := katalog.Boundaries(given)
 	for _, f := range files {
-		real, err := filepath.EvalSymlinks(f)
-		if err != nil {
-			return err
-		}
-		inside := false
-		for _, r := range roots {
-			rel, err := filepath.Rel(r, real)
-			inside = inside || err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-		}
-		if !inside {
-			return fmt.Errorf("%s is outside the katalog's directory %s; orkestra manifests ships only files under it (in the katalog ConfigMap): copy the file there and name it relative to the katalog", f, strings.Join(roots, ", "))
+		if err := katalog.Confine(f, bounds); err != nil {
+			return fmt.Errorf("%w; orkestra manifests ships only files under it (in the katalog ConfigMap): copy the file there and name it relative to the katalog", err)
 		}
 	}
 	return nil

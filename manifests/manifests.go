@@ -190,7 +190,7 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 		LeaseName:      LeaseName(plan),
 		ConfigMapName:  opts.Name + "-katalog",
 	}
-	files, fArgs, err := katalogFiles(plan.Katalog, opts.KatalogPaths, KatalogMountPath)
+	files, fArgs, outside, err := katalogFiles(plan.Katalog, opts.KatalogPaths, KatalogMountPath)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 		}
 	}
 
-	in.add(FileDeployment, in.deployment(plan, files, fArgs, hex.EncodeToString(sum.Sum(nil)), selector))
+	in.add(FileDeployment, in.deployment(plan, files, fArgs, outside, hex.EncodeToString(sum.Sum(nil)), selector))
 	in.add(FileNetworkPolicy, in.networkPolicy(selector))
 
 	in.add(FilePDB, &policyv1.PodDisruptionBudget{
@@ -393,11 +393,16 @@ func (in *Install) certManagerObjects() []client.Object {
 	return []client.Object{issuer, cert}
 }
 
-func (in *Install) deployment(plan *engine.Plan, files []katalogFile, fArgs []string, checksum string, selector map[string]string) *appsv1.Deployment {
+func (in *Install) deployment(plan *engine.Plan, files []katalogFile, fArgs []string, outside bool, checksum string, selector map[string]string) *appsv1.Deployment {
 	o := in.Options
 	args := []string{"run"}
 	for _, f := range fArgs {
 		args = append(args, "--katalog="+f)
+	}
+	if outside {
+		// The mount holds only the files confined() let in; it has no
+		// .git to widen the boundary to the repository they came from.
+		args = append(args, "--allow-outside-paths")
 	}
 	args = append(args,
 		"--leader-elect=true",

@@ -9,6 +9,8 @@ import (
 
 	celgo "github.com/google/cel-go/cel"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -287,7 +289,7 @@ onReconcile:
 		t.Fatal(cdiags.Errors())
 	}
 	realDir, _ := filepath.EvalSymlinks(dir)
-	want := outside + " is outside the katalog's directory " + realDir + "; orkestra manifests ships only files under it (in the katalog ConfigMap): copy the file there and name it relative to the katalog"
+	want := outside + " is outside the katalog's directory " + realDir + " (it is in no git repository); orkestra manifests ships only files under it (in the katalog ConfigMap): copy the file there and name it relative to the katalog"
 	if _, err := Generate(plan, Options{}); err == nil || err.Error() != want {
 		t.Fatalf("Generate: %v\nwant %s", err, want)
 	}
@@ -297,6 +299,93 @@ func keys2(m map[string]any) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
+	}
+	return out
+}
+
+// Issue 25: a katalog in a git repository may name a CRD in a sibling
+// folder (upstream's examples share ../crd.yaml). manifests ships it at
+// its place relative to the katalog and runs the operator with
+// --allow-outside-paths, since the mounted ConfigMap has no .git; a file
+// outside the repository is still refused, the repository named.
+func TestManifestsShipFilesOfTheRepository(t *testing.T) {
+	file := writeKatalog(t, `
+onReconcile:
+  configMaps:
+    - data: {a: b}
+`)
+	dir := filepath.Dir(file)
+	repo := filepath.Dir(dir)
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shared := filepath.Join(repo, "shared.yaml")
+	if err := os.Rename(filepath.Join(dir, "crds", "widget.yaml"), shared); err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(body), "./crds/widget.yaml", "../shared.yaml", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := Generate(compile(t, file), Options{KatalogPaths: []string{file}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm *corev1.ConfigMap
+	var dep *appsv1.Deployment
+	for _, o := range in.Objects {
+		switch x := o.Object.(type) {
+		case *corev1.ConfigMap:
+			cm = x
+		case *appsv1.Deployment:
+			dep = x
+		}
+	}
+	if cm == nil || dep == nil {
+		t.Fatal("no ConfigMap or Deployment")
+	}
+	if _, ok := cm.Data["shared.yaml"]; !ok || cm.Data["katalog__katalog.yaml"] == "" {
+		t.Errorf("ConfigMap keys %v, want shared.yaml and katalog__katalog.yaml", keys2(anyMap(cm.Data)))
+	}
+	args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "--katalog="+KatalogMountPath+"/katalog/katalog.yaml") || !strings.Contains(args, "--allow-outside-paths") {
+		t.Errorf("args %s", args)
+	}
+
+	// Outside the repository: refused.
+	realRepo, _ := filepath.EvalSymlinks(repo)
+	outside := filepath.Join(t.TempDir(), "widget.yaml")
+	if err := os.Rename(shared, outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(body), "./crds/widget.yaml", outside, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, diags := katalog.LoadWith(katalog.Options{AllowOutsidePaths: true}, file)
+	if diags.HasErrors() {
+		t.Fatal(diags.Errors())
+	}
+	cel, err := celengine.New(celengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, cdiags := engine.Compile(k, engine.Backends{CEL: cel}, engine.CompileOptions{})
+	if cdiags.HasErrors() {
+		t.Fatal(cdiags.Errors())
+	}
+	want := outside + " is outside the katalog's repository " + realRepo + "; orkestra manifests ships only files under it (in the katalog ConfigMap): copy the file there and name it relative to the katalog"
+	if _, err := Generate(plan, Options{KatalogPaths: []string{file}}); err == nil || err.Error() != want {
+		t.Fatalf("Generate: %v\nwant %s", err, want)
+	}
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }

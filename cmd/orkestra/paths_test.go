@@ -37,7 +37,7 @@ spec:
 	}
 	realDir, _ := filepath.EvalSymlinks(dir)
 	_, stderr, code := run(t, "", "check", "-f", k)
-	want := k + ":8:17: [site] crFiles[0]: sample object file " + secret + " is outside the katalog's directory " + realDir + "; move it under that directory, or pass --allow-outside-paths to read files anywhere\n"
+	want := k + ":8:17: [site] crFiles[0]: sample object file " + secret + " is outside the katalog's directory " + realDir + " (it is in no git repository); move it under that directory, or pass --allow-outside-paths to read files anywhere\n"
 	if code != 1 || stderr != want {
 		t.Errorf("exit %d, stderr %q\nwant %q", code, stderr, want)
 	}

@@ -42,7 +42,7 @@ func (f *katalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVarP(&f.files, "katalog", "f", nil, "katalog file or directory (repeatable; documents are merged)")
 	cmd.Flags().Uint64Var(&f.costLimit, "max-expression-cost", 0, fmt.Sprintf("static cost limit per expression, estimated from the schema's bounds (default %d)", celengine.DefaultCostLimit))
 	cmd.Flags().StringArrayVar(&f.crds, "crd", nil, "CRD manifest file or directory supplying the schema of entries without crdFile (repeatable)")
-	cmd.Flags().BoolVar(&f.allowOutside, "allow-outside-paths", false, "let crdFile, crFiles and imports name files outside the katalog's directory")
+	cmd.Flags().BoolVar(&f.allowOutside, "allow-outside-paths", false, "let crdFile, crFiles, imports, motifs and include: files name files outside the katalog's repository (the nearest directory above it holding .git; else its own directory)")
 	cmd.Flags().Uint64Var(&f.runtimeCostLimit, "max-runtime-cost", 0, fmt.Sprintf("runtime cost limit per expression evaluation (default %d)", celengine.DefaultRuntimeCostLimit))
 	cmd.Flags().IntVar(&f.maxForEach, "max-foreach", 0, fmt.Sprintf("most children of one forEach declaration whose field the schema does not bound (default %d)", engine.DefaultMaxForEach))
 	_ = cmd.MarkFlagRequired("katalog")
