@@ -8,8 +8,10 @@ type ChildKey struct{ Plural, Singular string }
 
 // ChildKeys maps each katalog resource kind (the hook key) to its keys under
 // `.children`, as the original engine exposed them (lower-case kind; the
-// PersistentVolumeClaim singular is "pvc", custom resources are "customs" /
-// "custom").
+// PersistentVolumeClaim singular is "pvc", the PersistentVolume's "pv", the
+// HorizontalPodAutoscaler's "hpas"/"hpa", custom resources are "customs" /
+// "custom"; upstream pkg/children). Kinds upstream does not read back use
+// the lower-case kind and its plural.
 var ChildKeys = map[string]ChildKey{
 	"deployments":            {"deployments", "deployment"},
 	"statefulSets":           {"statefulsets", "statefulset"},
@@ -23,6 +25,18 @@ var ChildKeys = map[string]ChildKey{
 	"ingresses":              {"ingresses", "ingress"},
 	"persistentVolumeClaims": {"persistentvolumeclaims", "pvc"},
 	"custom":                 {"customs", "custom"},
+	"replicaSets":            {"replicasets", "replicaset"},
+	"namespaces":             {"namespaces", "namespace"},
+	"persistentVolumes":      {"persistentvolumes", "pv"},
+	"hpa":                    {"hpas", "hpa"},
+	"pdb":                    {"poddisruptionbudgets", "poddisruptionbudget"},
+	"networkPolicies":        {"networkpolicies", "networkpolicy"},
+	"resourceQuotas":         {"resourcequotas", "resourcequota"},
+	"limitRanges":            {"limitranges", "limitrange"},
+	"roles":                  {"roles", "role"},
+	"roleBindings":           {"rolebindings", "rolebinding"},
+	"clusterRoles":           {"clusterroles", "clusterrole"},
+	"clusterRoleBindings":    {"clusterrolebindings", "clusterrolebinding"},
 }
 
 // PlaceholderKey marks the object that stands in the singular key of a

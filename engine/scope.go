@@ -20,9 +20,13 @@ func (e *Entry) crNamespaces() []string {
 }
 
 // ChildNamespaces are the namespaces a declaration's children can be in; nil
-// when they cannot be listed. Children without namespace: or toNamespaces
-// live with their custom resource; others where allowedNamespaces lets them.
+// when they cannot be listed (or are in none: cluster-scoped kinds).
+// Children without namespace: or toNamespaces live with their custom
+// resource; others where allowedNamespaces lets them.
 func (e *Entry) ChildNamespaces(r *Resource) []string {
+	if r.Kind.ClusterScoped {
+		return nil
+	}
 	if r.Fields.Get("namespace") == nil && r.Fields.Get("toNamespaces") == nil {
 		return e.crNamespaces()
 	}

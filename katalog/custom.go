@@ -62,14 +62,11 @@ func (d *decoder) customMetadata(r *Resource, k, v *yaml.Node, path string) {
 	}
 }
 
-// copySource names, per kind, the field that copies an existing object.
-var copySource = map[string]string{"secrets": "fromSecret", "configMaps": "fromConfigMap"}
-
 // checkCopy reports copy fields that cannot work together: fromNamespace
 // without a source to copy, toNamespaces with namespace (toNamespaces names
 // every namespace the copies go to).
 func (d *decoder) checkCopy(r *Resource, path string) {
-	from := copySource[r.Kind]
+	from := ResourceKinds[r.Kind].CopyKey
 	if from == "" {
 		return
 	}

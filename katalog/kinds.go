@@ -28,6 +28,12 @@ type KindSpec struct {
 	// updated, and are left in place when their condition stops holding
 	// unless prune: true says otherwise (upstream's pkg/runners/jobs.go).
 	CreateOnly bool
+	// ClusterScoped kinds live in no namespace: they take no namespace:
+	// and get no owner reference.
+	ClusterScoped bool
+	// CopyKey is the field that copies an existing object of the kind
+	// (fromSecret, …); "" when the kind cannot copy.
+	CopyKey string
 }
 
 // FieldNames returns the allowed field names, sorted (for did-you-mean).
@@ -107,6 +113,15 @@ func fields(groups ...map[string]*structuralschema.Structural) map[string]*struc
 	return out
 }
 
+// clusterFields are the identity fields of a cluster-scoped kind.
+func clusterFields() map[string]*structuralschema.Structural {
+	return map[string]*structuralschema.Structural{
+		"name":        sString(),
+		"labels":      sStringMap(),
+		"annotations": sStringMap(),
+	}
+}
+
 func commonFields() map[string]*structuralschema.Structural {
 	return map[string]*structuralschema.Structural{
 		"name":        sString(),
@@ -154,111 +169,31 @@ func podFields() map[string]*structuralschema.Structural {
 		"tolerations":        sList(sObject()),
 		"podLabels":          sStringMap(),
 		"podAnnotations":     sStringMap(),
+		// Upstream's shorthands, expanded at load (profiles.go): probes
+		// {liveness, readiness, startup} into the three probes, podSecurity
+		// into podSecurityContext.
+		"probes":      sObject(),
+		"podSecurity": sObject(),
 	}
 }
 
-// ResourceKinds is the catalog of kinds a hook block may declare, by key.
-var ResourceKinds = buildKinds()
-
-func buildKinds() map[string]*KindSpec {
-	ks := []*KindSpec{
-		{Key: "deployments", APIVersion: "apps/v1", Kind: "Deployment", NameSuffix: "deployment",
-			Fields: fields(commonFields(), podFields(), map[string]*structuralschema.Structural{
-				"replicas": sInt(),
-			}), Required: []string{"image"}},
-		{Key: "statefulSets", APIVersion: "apps/v1", Kind: "StatefulSet", NameSuffix: "statefulset",
-			Fields: fields(commonFields(), podFields(), map[string]*structuralschema.Structural{
-				"replicas":             sInt(),
-				"serviceName":          sString(),
-				"volumeClaimTemplates": sList(sObject()),
-			}), Required: []string{"image"}},
-		{Key: "jobs", APIVersion: "batch/v1", Kind: "Job", NameSuffix: "job",
-			Fields: fields(commonFields(), podFields(), map[string]*structuralschema.Structural{
-				"backoffLimit":            sInt(),
-				"restartPolicy":           sString(),
-				"ttlSecondsAfterFinished": sInt(),
-			}), Required: []string{"image"}, CreateOnly: true},
-		{Key: "cronJobs", APIVersion: "batch/v1", Kind: "CronJob", NameSuffix: "cronjob",
-			Fields: fields(commonFields(), podFields(), map[string]*structuralschema.Structural{
-				"schedule":                   sString(),
-				"suspend":                    sBool(),
-				"concurrencyPolicy":          sString(),
-				"startingDeadlineSeconds":    sInt(),
-				"successfulJobsHistoryLimit": sInt(),
-				"failedJobsHistoryLimit":     sInt(),
-				"backoffLimit":               sInt(),
-				"restartPolicy":              sString(),
-			}), Required: []string{"image", "schedule"}},
-		{Key: "pods", APIVersion: "v1", Kind: "Pod", NameSuffix: "pod",
-			Fields: fields(commonFields(), podFields(), map[string]*structuralschema.Structural{
-				"restartPolicy": sString(),
-			}), Required: []string{"image"}},
-		{Key: "services", APIVersion: "v1", Kind: "Service", NameSuffix: "svc",
-			Fields: fields(commonFields(), map[string]*structuralschema.Structural{
-				"type":       sString(),
-				"port":       sInt(),
-				"targetPort": sInt(),
-				"nodePort":   sInt(),
-				"protocol":   sString(),
-				"headless":   sBool(),
-				"selector":   sStringMap(),
-				"portName":   sString(),
-			})},
-		{Key: "configMaps", APIVersion: "v1", Kind: "ConfigMap", NameSuffix: "config",
-			Fields: fields(commonFields(), copyFields("fromConfigMap"), map[string]*structuralschema.Structural{
-				"data": sStringMap(),
-			})},
-		{Key: "secrets", APIVersion: "v1", Kind: "Secret", NameSuffix: "secret",
-			Fields: fields(commonFields(), copyFields("fromSecret"), map[string]*structuralschema.Structural{
-				"type": sString(),
-				"data": sStringMap(),
-			})},
-		{Key: "serviceAccounts", APIVersion: "v1", Kind: "ServiceAccount", NameSuffix: "sa",
-			Fields: fields(commonFields(), map[string]*structuralschema.Structural{
-				"automountServiceAccountToken": sBool(),
-				"imagePullSecrets":             sList(sString()),
-			})},
-		{Key: "ingresses", APIVersion: "networking.k8s.io/v1", Kind: "Ingress", NameSuffix: "ingress",
-			Fields: fields(commonFields(), map[string]*structuralschema.Structural{
-				"host":             sString(),
-				"path":             sString(),
-				"pathType":         sString(),
-				"serviceName":      sString(),
-				"servicePort":      sInt(),
-				"ingressClassName": sString(),
-				"tlsSecretName":    sString(),
-			}), Required: []string{"serviceName"}},
-		{Key: "persistentVolumeClaims", APIVersion: "v1", Kind: "PersistentVolumeClaim", NameSuffix: "pvc",
-			Fields: fields(commonFields(), map[string]*structuralschema.Structural{
-				"storage":          sIntOrString(),
-				"accessModes":      sList(sString()),
-				"storageClassName": sString(),
-				"volumeMode":       sString(),
-			}), Required: []string{"storage"}},
-		{Key: "custom", NameSuffix: "custom", Open: true,
-			Fields: fields(commonFields(), map[string]*structuralschema.Structural{
-				"apiVersion": sString(),
-				"kind":       sString(),
-				"spec":       sAny(),
-			}), Required: []string{"apiVersion", "kind"}},
-	}
-	out := map[string]*KindSpec{}
-	for _, k := range ks {
-		out[k.Key] = k
-	}
-	return out
-}
-
-// ApplyOrder is the order kinds are applied in within one hook, so that what
-// a workload mounts exists before it.
+// ApplyOrder is the order kinds are applied in within one hook: namespaces
+// before what goes into them, quotas and limit ranges before the pods they
+// constrain, what a workload mounts or runs as before it, RBAC roles before
+// their bindings, and what refers to a workload (a Service, an autoscaler,
+// a disruption budget) after it (upstream: pkg/runtime/runners order).
 var ApplyOrder = []string{
-	"secrets", "configMaps", "serviceAccounts", "persistentVolumeClaims", "custom",
-	"deployments", "statefulSets", "services", "jobs", "cronJobs", "ingresses", "pods",
+	"namespaces", "resourceQuotas", "limitRanges", "networkPolicies",
+	"secrets", "configMaps", "serviceAccounts", "clusterRoles", "roles", "clusterRoleBindings", "roleBindings",
+	"persistentVolumes", "persistentVolumeClaims", "custom",
+	"deployments", "replicaSets", "statefulSets", "services", "jobs", "cronJobs", "ingresses",
+	"hpa", "pdb", "pods",
 }
 
-// Kinds the original format defines that this runtime does not build: they
-// load with a warning.
+// Kinds of upstream's hook blocks that it declares but never builds
+// (placeholders in its HookTemplates): an error naming custom:.
 var unimplementedKinds = []string{
-	"replicaSets", "networkPolicies", "namespaces", "persistentVolumes", "roles", "roleBindings",
-	"clusterRoles", "clusterRoleBindings", "hpa", "pdb", "resourceQuotas", "limitRanges",
+	"daemonSets", "serviceMonitors", "podSecurityPolicies", "priorityClasses", "runtimeClasses",
+	"priorityLevelConfigurations", "podTemplates", "storageClasses", "storageLocations", "storagePools",
+	"storageBackups", "storageSnapshots", "storageVolumes", "volumes", "volumeMounts",
 }

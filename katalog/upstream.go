@@ -14,8 +14,9 @@ type upstreamKey struct {
 }
 
 const (
-	outOfScopeGo   = "it runs compiled Go code, which this runtime does not load; express the logic as resources, conditions and CEL, or keep that operator on upstream Orkestra"
-	outOfScopeHTTP = "it makes HTTP calls to services outside the cluster, which this runtime does not do; have an in-cluster controller write the result into the custom resource and read it from there"
+	placeholderKind = "upstream declares this kind in its hook blocks but never creates it; declare the object under custom: with its apiVersion and kind"
+	outOfScopeGo    = "it runs compiled Go code, which this runtime does not load; express the logic as resources, conditions and CEL, or keep that operator on upstream Orkestra"
+	outOfScopeHTTP  = "it makes HTTP calls to services outside the cluster, which this runtime does not do; have an in-cluster controller write the result into the custom resource and read it from there"
 )
 
 // upstreamKeys describes every upstream key the loader recognises but does
@@ -42,23 +43,28 @@ var upstreamKeys = map[string]upstreamKey{
 
 	// Not implemented yet; each is an error because dropping it changes what
 	// reaches the cluster.
-	"dependsOn":           {why: "a resource's dependsOn is not supported (entries may depend on entries); gate the resource with a when: condition reading the child it waits for, e.g. children.deployments[?'db'].?status.?readyReplicas.orValue(0) > 0"},
-	"deletionProtection":  {why: "deletion protection is not enforced by this runtime; protect the objects with a ValidatingAdmissionPolicy"},
-	"replicaSets":         {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"networkPolicies":     {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"namespaces":          {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"persistentVolumes":   {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"roles":               {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"roleBindings":        {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"clusterRoles":        {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"clusterRoleBindings": {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"hpa":                 {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"pdb":                 {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"resourceQuotas":      {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"limitRanges":         {why: "this kind is not built by this runtime; declare the object under custom: with its apiVersion and kind"},
-	"updateCRD":           {warn: true, why: "this runtime injects the CA bundle into the CRD's conversion webhook itself (orkestra manifests, dev and the built-in certificates)"},
-	"participant":         {warn: true, why: "every entry of a CRD takes part in its conversion here"},
-	"enabled":             {warn: true, why: "conversion runs whenever conversion paths are declared"},
+	"dependsOn":          {why: "a resource's dependsOn is not supported (entries may depend on entries); gate the resource with a when: condition reading the child it waits for, e.g. children.deployments[?'db'].?status.?readyReplicas.orValue(0) > 0"},
+	"deletionProtection": {why: "deletion protection is not enforced by this runtime; protect the objects with a ValidatingAdmissionPolicy"},
+	"updateCRD":          {warn: true, why: "this runtime injects the CA bundle into the CRD's conversion webhook itself (orkestra manifests, dev and the built-in certificates)"},
+	"participant":        {warn: true, why: "every entry of a CRD takes part in its conversion here"},
+	"enabled":            {warn: true, why: "conversion runs whenever conversion paths are declared"},
+
+	// Kinds upstream's hook blocks declare but never build (placeholders).
+	"daemonSets":                  {why: placeholderKind},
+	"serviceMonitors":             {why: placeholderKind},
+	"podSecurityPolicies":         {why: placeholderKind},
+	"priorityClasses":             {why: placeholderKind},
+	"runtimeClasses":              {why: placeholderKind},
+	"priorityLevelConfigurations": {why: placeholderKind},
+	"podTemplates":                {why: placeholderKind},
+	"storageClasses":              {why: placeholderKind},
+	"storageLocations":            {why: placeholderKind},
+	"storagePools":                {why: placeholderKind},
+	"storageBackups":              {why: placeholderKind},
+	"storageSnapshots":            {why: placeholderKind},
+	"storageVolumes":              {why: placeholderKind},
+	"volumes":                     {why: "volumes belong to a workload (its volumes: field), not to a hook block"},
+	"volumeMounts":                {why: "volumeMounts belong to a workload (its volumeMounts: field), not to a hook block"},
 
 	// Things that change the cluster or who may do what: errors.
 	"providers":         {why: "cloud provider resources are created by calls outside Kubernetes; " + outOfScopeHTTP},

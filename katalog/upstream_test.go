@@ -71,6 +71,10 @@ func TestUpstreamKeysReported(t *testing.T) {
 			`katalog.yaml:11:7: [site] serve: "serve" is part of the original katalog format but not supported by this runtime: upstream's gateway exposes a REST surface`},
 		{"remote Komposer sources are refused", "imports:\n  registry:\n    - url: ghcr.io/x/y@v1\n" + entrySpec(""),
 			`katalog.yaml:4:3: imports.registry: remote sources (registry) are not fetched by this runtime, which reads local files only; vendor the katalog into your repository and list it under imports.files`},
+		{"a kind upstream declares but never builds is an error naming custom:", entrySpec("      operatorBox:\n        onCreate:\n          daemonSets:\n            - name: x\n"),
+			`katalog.yaml:13:11: [site] operatorBox.onCreate.daemonSets: "daemonSets" is part of the original katalog format but not supported by this runtime: upstream declares this kind in its hook blocks but never creates it; declare the object under custom: with its apiVersion and kind`},
+		{"a cluster-scoped kind takes no namespace", entrySpec("      operatorBox:\n        onCreate:\n          namespaces:\n            - name: x\n              namespace: y\n"),
+			`katalog.yaml:15:15: [site] operatorBox.onCreate.namespaces[0].namespace: unknown field "namespace" for namespaces`},
 		{"conversion.updateCRD is a warning", entrySpec("      conversion:\n        updateCRD: true\n"),
 			`katalog.yaml:12:9: warning: [site] conversion.updateCRD: "updateCRD" is part of the original katalog format and changes nothing in this runtime (this runtime injects the CA bundle`},
 	}

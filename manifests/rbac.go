@@ -16,7 +16,7 @@ import (
 )
 
 // Verbs in the order rules list them.
-var verbOrder = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+var verbOrder = []string{"get", "list", "watch", "create", "update", "patch", "delete", "bind", "escalate"}
 
 // verbSet collects verbs per group and resource.
 type verbSet map[schema.GroupResource]map[string]bool
@@ -122,6 +122,9 @@ func (g *grants) rules(ns string) []rbacv1.PolicyRule {
 //     references that block deletion);
 //   - get on the Secret or ConfigMap a copy reads, by name when its name is
 //     a literal (in a Role of fromNamespace when that is a literal too);
+//   - what a kind's Grants add (render.Kinds): escalate on roles and
+//     clusterroles for Role and ClusterRole children, bind on the roles a
+//     binding may name;
 //   - events (core and events.k8s.io): create and patch.
 //
 // Entries limited to known namespaces (allowedNamespaces of exact names,
@@ -224,13 +227,21 @@ func childGrants(plan *engine.Plan, e *engine.Entry, r *engine.Resource, plurals
 	if guess {
 		guessed[*gr] = true
 	}
-	// Built-in kinds are namespaced: their caches follow WatchNamespaces.
-	// A custom kind's scope is not known here: cluster-wide.
+	// Namespaced built-in kinds' caches follow WatchNamespaces (a
+	// cluster-scoped kind's is cluster-wide). A custom kind's scope is not
+	// known here: cluster-wide.
 	var scopes []string
 	if !r.Kind.Open {
 		scopes = plan.WatchNamespaces(*r.GVK)
 	}
 	kids.add(scopes, *gr, childVerbs(r)...)
+	// What applying the kind takes besides its own verbs (render.Kinds:
+	// escalate to write a Role's rules, bind to bind a role).
+	for _, g := range render.KindOf(r.Kind.Key).Grants {
+		for _, res := range g.Resources {
+			kids.add(scopes, schema.GroupResource{Group: g.Group, Resource: res}, g.Verbs...)
+		}
+	}
 	if w := copyGrants(r, kids, plan.WatchNamespaces(e.GVK)); w != "" {
 		warnings = append(warnings, fmt.Sprintf("[%s] %s: %s", e.Name, r.Source.FieldPath(), w))
 	}

@@ -7,11 +7,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
-// Secrets and ConfigMaps may copy an existing object (fromSecret,
-// fromConfigMap, in fromNamespace — default the custom resource's), and may
-// be written to several namespaces at once (toNamespaces). The source is read
+// Secrets, ConfigMaps, NetworkPolicies, ResourceQuotas and LimitRanges may
+// copy an existing object (fromSecret, fromConfigMap, fromNetworkPolicy, …:
+// the kind's katalog.KindSpec.CopyKey, in fromNamespace — default the custom
+// resource's), and may be written to several namespaces at once
+// (toNamespaces). The source is read
 // on every render (Options.ReadSource), so a drift-corrected copy follows its
 // source; one created once (onCreate without reconcile) keeps what it copied.
 // Declared data merges over the copied keys; the copy takes the source's type
@@ -19,17 +23,15 @@ import (
 // pkg/runtime/runners/secrets.go, documentation/reference/schema/
 // 06-resources/secrets.md.
 
-// copyKey names, per kind, the field that copies a source object.
-var copyKey = map[string]string{"secrets": "fromSecret", "configMaps": "fromConfigMap"}
-
 // CopyKey returns the field of a kind that copies an existing object, "" when
 // the kind cannot copy.
-func CopyKey(kind string) string { return copyKey[kind] }
+func CopyKey(kind string) string { return katalog.ResourceKinds[kind].CopyKey }
 
 // source returns the object the child copies, nil when it copies none. Its
 // namespace is fromNamespace, else the custom resource's, else "default".
-func (b *builder) source(kind string) (client.Object, error) {
-	name := b.f.str(copyKey[b.c.Kind])
+func (b *builder) source() (client.Object, error) {
+	spec := katalog.ResourceKinds[b.c.Kind]
+	name := b.f.str(spec.CopyKey)
 	if name == "" {
 		return nil, nil
 	}
@@ -45,14 +47,14 @@ func (b *builder) source(kind string) (client.Object, error) {
 	if b.r.opts.ReadSource == nil {
 		return nil, nil // offline: the copy holds the declared data only
 	}
-	gvk := schema.GroupVersionKind{Version: "v1", Kind: kind}
+	gvk := schema.FromAPIVersionAndKind(spec.APIVersion, spec.Kind)
 	memo := gvk.Kind + "/" + key.String()
 	if obj, ok := b.r.sources[memo]; ok {
 		return obj, nil
 	}
 	obj, err := b.r.opts.ReadSource(gvk, key)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading the %s to copy, %s: %w", b.f.path(copyKey[b.c.Kind]), kind, key, err)
+		return nil, fmt.Errorf("%s: reading the %s to copy, %s: %w", b.f.path(spec.CopyKey), spec.Kind, key, err)
 	}
 	if b.r.sources == nil {
 		b.r.sources = map[string]client.Object{}
@@ -64,7 +66,7 @@ func (b *builder) source(kind string) (client.Object, error) {
 // copySecret fills s from its source: the source's keys under the declared
 // ones, and its type unless one is declared.
 func (b *builder) copySecret(s *corev1.Secret) error {
-	obj, err := b.source("Secret")
+	obj, err := b.source()
 	if err != nil || obj == nil {
 		return err
 	}
@@ -88,7 +90,7 @@ func (b *builder) copySecret(s *corev1.Secret) error {
 
 // copyConfigMap fills cm from its source, declared data over copied keys.
 func (b *builder) copyConfigMap(cm *corev1.ConfigMap) error {
-	obj, err := b.source("ConfigMap")
+	obj, err := b.source()
 	if err != nil || obj == nil {
 		return err
 	}

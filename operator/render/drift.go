@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
@@ -191,4 +193,20 @@ func eqBool(a, b *bool) bool {
 		return a == nil && b == nil
 	}
 	return *a == *b
+}
+
+// eqPlain reports whether a and b have the same JSON form (an absent list
+// or map equals an empty one).
+func eqPlain(a, b any) bool {
+	pa, pb := plain(a), plain(b)
+	if isEmpty(pa) && isEmpty(pb) {
+		return true
+	}
+	return jsonval.Equal(pa, pb)
+}
+
+// specOf is the Spec field of a typed object (a pointer to a struct with
+// one), settable.
+func specOf(o client.Object) reflect.Value {
+	return reflect.ValueOf(o).Elem().FieldByName("Spec")
 }

@@ -8,7 +8,9 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
@@ -311,6 +313,37 @@ func jsonValue(v any) (any, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// intOrString reads a number or a percentage (maxSurge, minAvailable, …):
+// an integer, or a string that is an integer ("1", as the original
+// katalogs quote them) or ends in % ("25%"); nil when absent.
+func (f *fieldReader) intOrString(key string) *intstr.IntOrString {
+	v, ok := f.fields[key]
+	if !ok || v == nil {
+		return nil
+	}
+	if s, ok := v.(string); ok {
+		s = strings.TrimSpace(s)
+		if strings.HasSuffix(s, "%") {
+			if _, err := strconv.Atoi(strings.TrimSuffix(s, "%")); err == nil {
+				x := intstr.FromString(s)
+				return &x
+			}
+			f.fail(key, "%q is not a percentage such as 25%%", s)
+			return nil
+		}
+	}
+	i, ok := f.int(key)
+	if !ok {
+		return nil
+	}
+	if i < 0 || i > math.MaxInt32 {
+		f.fail(key, "%d is out of range [0, %d]", i, math.MaxInt32)
+		return nil
+	}
+	x := intstr.FromInt32(int32(i))
+	return &x
 }
 
 // int64 returns an integer field as a pointer, nil when absent.

@@ -86,6 +86,7 @@ func buildPVC(b *builder) (client.Object, error) {
 		mode := corev1.PersistentVolumeMode(vm)
 		pvc.Spec.VolumeMode = &mode
 	}
+	pvc.Spec.VolumeName = f.str("volumeName")
 	return pvc, nil
 }
 

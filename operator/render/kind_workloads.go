@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Workloads: deployments, statefulSets, jobs, cronJobs, pods. They share the
+// Workloads: deployments, replicaSets, statefulSets, jobs, cronJobs, pods. They share the
 // simplified pod fields (image, port, env, probes, …), built into one
 // container, and select their pods by owner and child name.
 
@@ -25,6 +25,7 @@ const (
 
 func init() {
 	register("deployments", &Kind{Build: buildDeployment, Drift: driftDeployment})
+	register("replicaSets", &Kind{Build: buildReplicaSet, Drift: driftReplicaSet})
 	register("statefulSets", &Kind{Build: buildStatefulSet, Drift: driftStatefulSet})
 	register("jobs", &Kind{Build: buildJob})
 	register("cronJobs", &Kind{Build: buildCronJob, Drift: driftCronJob})
@@ -34,10 +35,48 @@ func init() {
 func buildDeployment(b *builder) (client.Object, error) {
 	meta := b.meta()
 	sel := b.selectorLabels()
-	return &appsv1.Deployment{
+	d := &appsv1.Deployment{
 		TypeMeta:   typeMeta("apps/v1", "Deployment"),
 		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
+			Replicas: b.f.int32("replicas", 0, 1<<31-1),
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: b.podTemplate(meta, sel, ""),
+		},
+	}
+	if ru, ok := b.rollingUpdate(); ok {
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: ru}
+	}
+	return d, nil
+}
+
+// rollingUpdate reads rollingUpdate: {maxSurge, maxUnavailable} (a profile
+// is expanded at load): each a number of pods or a percentage.
+func (b *builder) rollingUpdate() (*appsv1.RollingUpdateDeployment, bool) {
+	m, ok := b.f.fields["rollingUpdate"].(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	sub := fieldReader{fields: m, base: b.f.path("rollingUpdate")}
+	ru := &appsv1.RollingUpdateDeployment{MaxSurge: sub.intOrString("maxSurge"), MaxUnavailable: sub.intOrString("maxUnavailable")}
+	for k := range m {
+		if k != "maxSurge" && k != "maxUnavailable" {
+			sub.fail(k, "unknown field of rollingUpdate; it takes maxSurge and maxUnavailable (or a profile)")
+		}
+	}
+	if sub.err != nil {
+		b.f.err = sub.err
+	}
+	return ru, true
+}
+
+func buildReplicaSet(b *builder) (client.Object, error) {
+	meta := b.meta()
+	sel := b.selectorLabels()
+	return &appsv1.ReplicaSet{
+		TypeMeta:   typeMeta("apps/v1", "ReplicaSet"),
+		ObjectMeta: meta,
+		Spec: appsv1.ReplicaSetSpec{
 			Replicas: b.f.int32("replicas", 0, 1<<31-1),
 			Selector: &metav1.LabelSelector{MatchLabels: sel},
 			Template: b.podTemplate(meta, sel, ""),
@@ -156,6 +195,19 @@ func buildPod(b *builder) (client.Object, error) {
 
 func driftDeployment(d *Drift, m Managed, want, live client.Object) {
 	w, g := want.(*appsv1.Deployment), live.(*appsv1.Deployment)
+	if m.has("replicas") && !eqInt32(w.Spec.Replicas, g.Spec.Replicas) {
+		g.Spec.Replicas = w.Spec.Replicas
+		d.add("replicas")
+	}
+	if m.has("rollingUpdate") && !subset(w.Spec.Strategy, g.Spec.Strategy) {
+		g.Spec.Strategy = w.Spec.Strategy
+		d.add("rollingUpdate")
+	}
+	diffTemplate(d, m, &w.Spec.Template, &g.Spec.Template)
+}
+
+func driftReplicaSet(d *Drift, m Managed, want, live client.Object) {
+	w, g := want.(*appsv1.ReplicaSet), live.(*appsv1.ReplicaSet)
 	if m.has("replicas") && !eqInt32(w.Spec.Replicas, g.Spec.Replicas) {
 		g.Spec.Replicas = w.Spec.Replicas
 		d.add("replicas")

@@ -14,10 +14,11 @@ import (
 // types in katalog.ResourceKinds (the loader and the compiler need them and
 // import nothing from the operator), and everything else here, one file per
 // family (kind_workloads.go, kind_network.go, kind_config.go, kind_rbac.go,
-// kind_policy.go, kind_custom.go): how the object is built, how drift in the
+// kind_policy.go, kind_cluster.go, kind_custom.go): how the object is built, how drift in the
 // fields the katalog manages is corrected, which of them cannot change in
 // place. The operator's appliers and the install generator's RBAC read this
-// table; TestEveryKindIsComplete fails when a kind lacks a part.
+// table; TestEveryKindIsComplete fails when a kind lacks a part. (The keys of
+// `.children` are engine.ChildKeys.)
 
 // Lifecycle says how a drift-corrected child of a kind changes.
 type Lifecycle int
@@ -47,8 +48,18 @@ type Kind struct {
 	// Recreates are the katalog fields that cannot change on a live object:
 	// drift in one of them (when the declaration sets it) recreates it.
 	Recreates []string
-	// ClusterScoped kinds get no namespace and no owner reference.
-	ClusterScoped bool
+	// Grants are permissions the operator needs besides those on the kind
+	// itself to apply it (manifests derives the install's RBAC from them):
+	// the API server lets a Role grant only what its creator holds, or
+	// what escalate allows; a binding needs bind on the role it names.
+	Grants []Grant
+}
+
+// Grant is one extra permission: verbs on resources of a group.
+type Grant struct {
+	Group     string
+	Resources []string
+	Verbs     []string
 }
 
 // Kinds holds every resource kind by its katalog key.
@@ -157,7 +168,7 @@ type builder struct {
 	r *renderer
 	c *Child
 	f fieldReader
-	// workloads are the passing Deployments and StatefulSets of the child's
+	// workloads are the passing Deployments, ReplicaSets and StatefulSets of the child's
 	// hook group (a Service without selector fronts one of them).
 	workloads []*Child
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
@@ -17,12 +18,22 @@ import (
 // each kind can be built from its required fields alone. A kind that starts
 // requiring a field missing here fails TestEveryKindIsComplete.
 var requiredSamples = map[string]any{
-	"image":       "nginx:1.27",
-	"schedule":    "*/5 * * * *",
-	"serviceName": "shop",
-	"storage":     "1Gi",
-	"apiVersion":  "example.io/v1",
-	"kind":        "Thing",
+	"image":          "nginx:1.27",
+	"schedule":       "*/5 * * * *",
+	"serviceName":    "shop",
+	"storage":        "1Gi",
+	"apiVersion":     "example.io/v1",
+	"kind":           "Thing",
+	"capacity":       "1Gi",
+	"roleRef":        map[string]any{"name": "reader"},
+	"scaleTargetRef": map[string]any{"name": "web"},
+	"maxReplicas":    int64(3),
+}
+
+// minimalSamples complete the required fields of kinds whose smallest
+// valid object needs one of several fields (a PersistentVolume's source).
+var minimalSamples = map[string]map[string]any{
+	"persistentVolumes": {"hostPath": "/data"},
 }
 
 // TestEveryKindIsComplete ranges over every resource kind the katalog format
@@ -61,6 +72,12 @@ func TestEveryKindIsComplete(t *testing.T) {
 		if spec.NameSuffix == "" || (!spec.Open && (spec.APIVersion == "" || spec.Kind == "")) {
 			t.Errorf("%s: the catalogue lacks its apiVersion, kind or name suffix", key)
 		}
+		if ck, ok := engine.ChildKeys[key]; !ok || ck.Plural == "" || ck.Singular == "" {
+			t.Errorf("%s: no keys in .children (engine.ChildKeys)", key)
+		}
+		if spec.ClusterScoped && spec.Fields["namespace"] != nil {
+			t.Errorf("%s: cluster-scoped, yet it takes namespace:", key)
+		}
 		t.Run(key, func(t *testing.T) { buildAndCompare(t, key, spec, k) })
 	}
 }
@@ -74,6 +91,9 @@ func buildAndCompare(t *testing.T, key string, spec *katalog.KindSpec, k *Kind) 
 		}
 		fields[req] = v
 	}
+	for k, v := range minimalSamples[key] {
+		fields[k] = v
+	}
 	res := renderOne(t, entry(decl{kind: key, fields: fields}), widget(nil))
 	c := res.Hooks[katalog.OnReconcile][0]
 	want := schema.FromAPIVersionAndKind(spec.APIVersion, spec.Kind)
@@ -82,6 +102,9 @@ func buildAndCompare(t *testing.T, key string, spec *katalog.KindSpec, k *Kind) 
 	}
 	if got := c.Object.GroupVersionKind(); got != want {
 		t.Errorf("built a %s, the catalogue says %s", got, want)
+	}
+	if spec.ClusterScoped && (c.Object.GetNamespace() != "" || len(c.Object.GetOwnerReferences()) > 0) {
+		t.Errorf("a cluster-scoped %s got namespace %q, owner references %v", key, c.Object.GetNamespace(), c.Object.GetOwnerReferences())
 	}
 	if (c.Typed == nil) != spec.Open {
 		t.Errorf("typed object: %T (only custom children are unstructured)", c.Typed)

@@ -257,7 +257,7 @@ func (r *renderer) render() (*Result, error) {
 		var workloads []*Child
 		for _, g := range group {
 			for _, c := range res.Hooks[g] {
-				if c.When && (c.Kind == "deployments" || c.Kind == "statefulSets") {
+				if c.When && (c.Kind == "deployments" || c.Kind == "replicaSets" || c.Kind == "statefulSets") {
 					workloads = append(workloads, c)
 				}
 			}
@@ -389,7 +389,7 @@ func (r *renderer) evaluate(rs *engine.Resource, scope *engine.Scope) (*Child, e
 // (upstream: pkg/types/custom_resource.go).
 func (r *renderer) namespaced(rs *engine.Resource, gvk schema.GroupVersionKind) (bool, error) {
 	if !rs.Kind.Open {
-		return !KindOf(rs.Kind.Key).ClusterScoped, nil
+		return !rs.Kind.ClusterScoped, nil
 	}
 	declared := rs.Source.Namespaced
 	if r.opts.IsNamespaced == nil {

@@ -1,0 +1,213 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// kindsBox declares one child of every kind added with upstream's kind
+// table (issue 25); cluster-scoped children carry the test's namespace in
+// their names, as they are shared by every test of the API server.
+const kindsBox = `
+onReconcile:
+  namespaces:
+    - name: "${self.metadata.namespace}-tenant"
+      labels: {team: a}
+  replicaSets:
+    - name: app-rs
+      image: "${self.spec.image}"
+      replicas: 2
+  persistentVolumes:
+    - name: "${self.metadata.namespace}-pv"
+      capacity: 1Gi
+      hostPath: /tmp/orkestra
+  roles:
+    - name: app-role
+      rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+  roleBindings:
+    - name: app-rb
+      roleRef: {name: app-role}
+      subjects: [{kind: ServiceAccount, name: default}]
+  clusterRoles:
+    - name: "${self.metadata.namespace}-reader"
+      rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
+  clusterRoleBindings:
+    - name: "${self.metadata.namespace}-reader"
+      roleRef: {name: "${self.metadata.namespace}-reader"}
+      subjects: [{kind: ServiceAccount, name: default}]
+  hpa:
+    - name: app-hpa
+      scaleTargetRef: {name: app}
+      maxReplicas: 5
+      targetCPUUtilizationPercentage: 70
+  pdb:
+    - name: app-pdb
+      minAvailable: "1"
+  networkPolicies:
+    - name: app-np
+      podSelector: {}
+      ingress: []
+  resourceQuotas:
+    - name: app-quota
+      hard: {pods: 10}
+  limitRanges:
+    - name: app-limits
+      limits: [{type: Container, default: {cpu: 500m}}]
+`
+
+// kindCase changes a managed field of one child behind Orkestra's back and
+// says whether it is back as declared.
+type kindCase struct {
+	name      string
+	clustered bool
+	obj       func() client.Object
+	edit      func(client.Object)
+	check     func(client.Object) error
+}
+
+var kindCases = []kindCase{
+	{"%s-tenant", true, func() client.Object { return &corev1.Namespace{} },
+		func(o client.Object) { l := o.GetLabels(); l["team"] = "b"; o.SetLabels(l) },
+		func(o client.Object) error { return want(o.GetLabels()["team"] == "a", "labels %v", o.GetLabels()) }},
+	{"app-rs", false, func() client.Object { return &appsv1.ReplicaSet{} },
+		func(o client.Object) { o.(*appsv1.ReplicaSet).Spec.Replicas = ptr.To[int32](7) },
+		func(o client.Object) error {
+			rs := o.(*appsv1.ReplicaSet)
+			return want(*rs.Spec.Replicas == 2 && rs.Spec.Template.Spec.Containers[0].Image == "nginx:1", "replicas %d", *rs.Spec.Replicas)
+		}},
+	{"%s-pv", true, func() client.Object { return &corev1.PersistentVolume{} },
+		func(o client.Object) {
+			o.(*corev1.PersistentVolume).Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+		},
+		func(o client.Object) error {
+			pv := o.(*corev1.PersistentVolume)
+			return want(pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain && pv.Spec.Capacity.Storage().String() == "1Gi", "reclaim %s capacity %v", pv.Spec.PersistentVolumeReclaimPolicy, pv.Spec.Capacity)
+		}},
+	{"app-role", false, func() client.Object { return &rbacv1.Role{} },
+		func(o client.Object) { o.(*rbacv1.Role).Rules[0].Verbs = []string{"get", "delete"} },
+		func(o client.Object) error {
+			return want(fmt.Sprint(o.(*rbacv1.Role).Rules[0].Verbs) == "[get]", "rules %v", o.(*rbacv1.Role).Rules)
+		}},
+	{"app-rb", false, func() client.Object { return &rbacv1.RoleBinding{} },
+		func(o client.Object) { o.(*rbacv1.RoleBinding).Subjects[0].Name = "intruder" },
+		func(o client.Object) error {
+			s := o.(*rbacv1.RoleBinding).Subjects
+			return want(len(s) == 1 && s[0].Name == "default" && s[0].Namespace != "", "subjects %v", s)
+		}},
+	{"%s-reader", true, func() client.Object { return &rbacv1.ClusterRole{} },
+		func(o client.Object) { o.(*rbacv1.ClusterRole).Rules[0].Resources = []string{"secrets"} },
+		func(o client.Object) error {
+			return want(fmt.Sprint(o.(*rbacv1.ClusterRole).Rules[0].Resources) == "[pods]", "rules %v", o.(*rbacv1.ClusterRole).Rules)
+		}},
+	{"%s-reader", true, func() client.Object { return &rbacv1.ClusterRoleBinding{} },
+		func(o client.Object) {
+			b := o.(*rbacv1.ClusterRoleBinding)
+			b.Subjects = append(b.Subjects, rbacv1.Subject{Kind: "User", Name: "mallory", APIGroup: rbacv1.GroupName})
+		},
+		func(o client.Object) error {
+			return want(len(o.(*rbacv1.ClusterRoleBinding).Subjects) == 1, "subjects %v", o.(*rbacv1.ClusterRoleBinding).Subjects)
+		}},
+	{"app-hpa", false, func() client.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
+		func(o client.Object) { o.(*autoscalingv2.HorizontalPodAutoscaler).Spec.MaxReplicas = 50 },
+		func(o client.Object) error {
+			h := o.(*autoscalingv2.HorizontalPodAutoscaler)
+			return want(h.Spec.MaxReplicas == 5 && *h.Spec.Metrics[0].Resource.Target.AverageUtilization == 70, "spec %+v", h.Spec)
+		}},
+	{"app-pdb", false, func() client.Object { return &policyv1.PodDisruptionBudget{} },
+		func(o client.Object) {
+			o.(*policyv1.PodDisruptionBudget).Spec.MinAvailable = ptr.To(intstr.FromString("50%"))
+		},
+		func(o client.Object) error {
+			p := o.(*policyv1.PodDisruptionBudget)
+			return want(p.Spec.MinAvailable.String() == "1" && p.Spec.Selector.MatchLabels["orkestra-owner"] == "app", "spec %+v", p.Spec)
+		}},
+	{"app-np", false, func() client.Object { return &networkingv1.NetworkPolicy{} },
+		func(o client.Object) {
+			np := o.(*networkingv1.NetworkPolicy)
+			np.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}}
+		},
+		func(o client.Object) error {
+			np := o.(*networkingv1.NetworkPolicy)
+			return want(len(np.Spec.Ingress) == 0 && fmt.Sprint(np.Spec.PolicyTypes) == "[Ingress]", "spec %+v", np.Spec)
+		}},
+	{"app-quota", false, func() client.Object { return &corev1.ResourceQuota{} },
+		func(o client.Object) {
+			o.(*corev1.ResourceQuota).Spec.Hard[corev1.ResourcePods] = resource.MustParse("99")
+		},
+		func(o client.Object) error {
+			q := o.(*corev1.ResourceQuota).Spec.Hard[corev1.ResourcePods]
+			return want(q.String() == "10", "pods %s", q.String())
+		}},
+	{"app-limits", false, func() client.Object { return &corev1.LimitRange{} },
+		func(o client.Object) {
+			o.(*corev1.LimitRange).Spec.Limits[0].Default[corev1.ResourceCPU] = resource.MustParse("4")
+		},
+		func(o client.Object) error {
+			l := o.(*corev1.LimitRange).Spec.Limits[0].Default[corev1.ResourceCPU]
+			return want(l.String() == "500m", "default cpu %s", l.String())
+		}},
+}
+
+func want(ok bool, format string, args ...any) error {
+	if ok {
+		return nil
+	}
+	return fmt.Errorf(format, args...)
+}
+
+// TestEveryNewKindIsAppliedAndDriftCorrected: every kind of upstream's
+// table reaches the API server as rendered (cluster-scoped ones without
+// namespace or owner reference), and a managed field changed behind
+// Orkestra's back is put back on the next reconcile.
+func TestEveryNewKindIsAppliedAndDriftCorrected(t *testing.T) {
+	h := startOperator(t, widgetPlan(t, kindsBox))
+	create(t, widget(h.ns, "app", map[string]any{"image": "nginx:1"}))
+	converged(t, h.ns, "app")
+	for _, c := range kindCases {
+		name, ns := c.name, h.ns
+		if c.clustered {
+			name, ns = fmt.Sprintf(c.name, h.ns), ""
+		}
+		obj := c.obj()
+		mustGet(t, ns, name, obj)
+		if err := c.check(obj); err != nil {
+			t.Fatalf("%T %s as applied: %v", obj, name, err)
+		}
+		if c.clustered && len(obj.GetOwnerReferences()) > 0 {
+			t.Errorf("%T %s: a cluster-scoped child has owner references %v", obj, name, obj.GetOwnerReferences())
+		}
+		if !c.clustered && len(obj.GetOwnerReferences()) != 1 {
+			t.Errorf("%T %s: owner references %v", obj, name, obj.GetOwnerReferences())
+		}
+		eventually(t, fmt.Sprintf("editing %T %s", obj, name), func() error {
+			o := c.obj()
+			if err := get(ns, name, o); err != nil {
+				return err
+			}
+			c.edit(o)
+			return k8s.Update(context.Background(), o)
+		})
+		// Reconciled until the edit reached the operator's cache.
+		eventually(t, fmt.Sprintf("the drift of %T %s to be corrected", obj, name), func() error {
+			h.reconcileNow("widget", "app")
+			got := c.obj()
+			if err := get(ns, name, got); err != nil {
+				return err
+			}
+			return c.check(got)
+		})
+	}
+}
