@@ -211,3 +211,59 @@ func TestEveryNewKindIsAppliedAndDriftCorrected(t *testing.T) {
 		})
 	}
 }
+
+// NetworkPolicies, ResourceQuotas and LimitRanges copy an existing object
+// as Secrets do (upstream: pkg/types/types_networkpolicy.go,
+// types_resourcequota.go, types_limitrange.go: fromNetworkPolicy,
+// fromResourceQuota, fromLimitRange with fromNamespace and toNamespaces):
+// the source's spec, with the declared fields over it.
+func TestPolicyCopies(t *testing.T) {
+	platform, a := newNamespace(t), newNamespace(t)
+	port := intstr.FromInt32(443)
+	create(t, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "baseline"},
+		Spec: networkingv1.NetworkPolicySpec{
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+			Egress:      []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{{Port: &port}}}},
+		}})
+	create(t, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "org"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("20"), corev1.ResourceCPU: resource.MustParse("4")}}})
+	create(t, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "org"},
+		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}}})
+	h := startOperator(t, widgetPlan(t, fmt.Sprintf(`
+onReconcile:
+  networkPolicies:
+    - name: baseline
+      fromNetworkPolicy: baseline
+      fromNamespace: %[1]s
+      toNamespaces: ["{{ .metadata.namespace }}", %[2]s]
+      podSelector: {app: web}
+  resourceQuotas:
+    - name: quota
+      fromResourceQuota: org
+      fromNamespace: %[1]s
+      hard: {pods: 5}
+  limitRanges:
+    - name: limits
+      fromLimitRange: org
+      fromNamespace: %[1]s
+`, platform, a)), func(o *harnessOptions) { o.clusterWide = true })
+	create(t, widget(h.ns, "shop", map[string]any{"image": "nginx:1"}))
+	converged(t, h.ns, "shop")
+	for _, ns := range []string{h.ns, a} {
+		var np networkingv1.NetworkPolicy
+		mustGet(t, ns, "baseline", &np)
+		if len(np.Spec.Egress) != 1 || np.Spec.Egress[0].Ports[0].Port.IntValue() != 443 || np.Spec.PodSelector.MatchLabels["app"] != "web" {
+			t.Errorf("network policy copy in %s: %+v", ns, np.Spec)
+		}
+	}
+	var q corev1.ResourceQuota
+	mustGet(t, h.ns, "quota", &q)
+	if pods, cpu := q.Spec.Hard[corev1.ResourcePods], q.Spec.Hard[corev1.ResourceCPU]; pods.String() != "5" || cpu.String() != "4" {
+		t.Errorf("quota copy: %v", q.Spec.Hard)
+	}
+	var lr corev1.LimitRange
+	mustGet(t, h.ns, "limits", &lr)
+	if len(lr.Spec.Limits) != 1 || lr.Spec.Limits[0].Max.Memory().String() != "1Gi" {
+		t.Errorf("limit range copy: %+v", lr.Spec)
+	}
+}
