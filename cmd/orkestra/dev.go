@@ -2,45 +2,30 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/orkspace/orkestra-cel/controlplane"
 	"github.com/orkspace/orkestra-cel/engine"
-	"github.com/orkspace/orkestra-cel/envassets"
-	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/operator"
 	"github.com/orkspace/orkestra-cel/operator/render"
 	"github.com/orkspace/orkestra-cel/webhook"
-	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
-
-// devFieldManager owns what `orkestra dev` applies.
-const devFieldManager = "orkestra-dev"
 
 // devFlags are `orkestra dev`'s own flags.
 type devFlags struct {
@@ -107,10 +92,6 @@ the current directory and the executable).`,
 }
 
 // devSession is a running `orkestra dev`.
-// devServiceCIDR is the local API server's Service range: 65534 Services
-// (envtest's default, a /24, fails past 253).
-const devServiceCIDR = "10.0.0.0/16"
-
 type devSession struct {
 	dir        string
 	kubeconfig string
@@ -142,11 +123,11 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 		}
 	}
 
-	assets, err := devAssets(ctx, df.assets, stderr)
+	assets, err := controlplane.FindAssets(ctx, df.assets, stderr)
 	if err != nil {
 		return err
 	}
-	s := &devSession{dir: df.dir}
+	s := &devSession{dir: df.dir, httpAddr: df.httpAddr}
 	if s.dir == "" {
 		if s.dir, err = os.MkdirTemp("", "orkestra-dev-"); err != nil {
 			return err
@@ -156,82 +137,37 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 		return err
 	}
 
-	fmt.Fprintln(stderr, "starting kube-apiserver and etcd from", assets, "…")
-	env := &envtest.Environment{BinaryAssetsDirectory: assets}
-	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", devServiceCIDR)
-	if s.cfg, err = env.Start(); err != nil {
-		return fmt.Errorf("starting the local control plane (kube-apiserver and etcd in %s): %w", assets, err)
-	}
-	defer func() {
-		if serr := env.Stop(); serr != nil && err == nil {
-			err = fmt.Errorf("stopping the local control plane: %w", serr)
-		}
-	}()
-	user, err := env.AddUser(envtest.User{Name: "orkestra-dev", Groups: []string{"system:masters"}}, nil)
+	cluster, err := controlplane.Start(ctx, assets, s.dir, stderr)
 	if err != nil {
 		return err
 	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		return err
-	}
-	s.kubeconfig = filepath.Join(s.dir, "kubeconfig")
-	if err := os.WriteFile(s.kubeconfig, kc, 0o600); err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, cluster.Stop()) }()
+	s.cfg, s.kubeconfig = cluster.Config, cluster.Kubeconfig
 
-	// The webhook: a port on 127.0.0.1 and a certificate for it.
-	port := df.webhookPort
-	if port == 0 {
-		if port, err = freePort(); err != nil {
-			return err
-		}
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	s.webhookURL = "https://" + addr + webhook.ConvertPath
-	caPEM, certPEM, keyPEM, err := certs.NewSelfSigned([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, 30*24*time.Hour)
+	wh, err := controlplane.NewWebhook(s.dir, df.webhookPort)
 	if err != nil {
 		return err
 	}
-	certDir := filepath.Join(s.dir, "certs")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
+	s.webhookURL = wh.URL
+	installed, err := controlplane.InstallCRDs(ctx, s.cfg, plan, wh)
+	if err != nil {
 		return err
 	}
-	serving := webhook.DefaultConfig()
-	serving.WebhookAddr = addr
-	serving.HTTPAddr = df.httpAddr
-	serving.CertFile, serving.KeyFile = filepath.Join(certDir, certs.CertFileName), filepath.Join(certDir, certs.KeyFileName)
-	serving.ShutdownTimeout = 5 * time.Second
-	if err := os.WriteFile(serving.CertFile, certPEM, 0o600); err != nil {
-		return err
-	}
-	if err := os.WriteFile(serving.KeyFile, keyPEM, 0o600); err != nil {
-		return err
-	}
-	s.httpAddr = df.httpAddr
-
-	s.strategies = map[string]crdspec.Strategy{}
-	if s.crds, err = installDevCRDs(ctx, s.cfg, plan, s.webhookURL, caPEM, s.strategies); err != nil {
-		return err
-	}
+	s.crds, s.strategies = installed.CRDs, installed.Strategies
 
 	// The operator, as `orkestra run` runs it (no leader election: one process).
-	opCtx, stopOperator := context.WithCancel(ctx)
-	defer stopOperator()
-	opDone := make(chan error, 1)
-	go func() {
-		opDone <- runOperator(opCtx, s.cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true, storageMigration: df.storageMigration, migrationQPS: defaultMigrationQPS}, log)
-	}()
-	if err := waitWebhook(ctx, addr, caPEM, opDone); err != nil {
+	op, err := controlplane.StartOperator(ctx, s.cfg, plan, wh, df.httpAddr, devOperator(df, log))
+	if err != nil {
 		return err
 	}
-
 	if len(objs) > 0 {
 		s.samples = objs
-		if s.applied, err = applyObjects(ctx, s.cfg, objs); err != nil {
-			stopOperator()
-			<-opDone
-			return err
+		c, err := client.New(s.cfg, client.Options{Scheme: operator.Scheme()})
+		if err == nil {
+			s.applied, err = controlplane.Apply(ctx, c, objs)
+		}
+		if err != nil {
+			return errors.Join(err, op.Stop())
 		}
 	}
 	printDevSession(stdout, plan, s)
@@ -239,18 +175,20 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 		ready(s)
 	}
 	select {
-	case err := <-opDone:
-		if err != nil {
-			return fmt.Errorf("the operator stopped: %w", err)
-		}
-		return nil
+	case <-op.Done():
+		return op.Err()
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(stderr, "stopping…")
-	if err := <-opDone; err != nil {
-		return err
+	return op.Stop()
+}
+
+// devOperator runs the operator as `orkestra run` does, without leader
+// election (one process).
+func devOperator(df devFlags, log logr.Logger) controlplane.RunFunc {
+	return func(ctx context.Context, cfg *rest.Config, plan *engine.Plan, serving webhook.Config) error {
+		return runOperator(ctx, cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true, storageMigration: df.storageMigration, migrationQPS: defaultMigrationQPS}, log)
 	}
-	return nil
 }
 
 func appendNew(list []string, items ...string) []string {
@@ -267,137 +205,6 @@ func appendNew(list []string, items ...string) []string {
 		}
 	}
 	return list
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// installDevCRDs installs the katalog's CRDs (crdspec: deprecations, and
-// conversion through url with caPEM as caBundle where a webhook is needed),
-// recording each one's conversion strategy in strategies.
-func installDevCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, url string, caPEM []byte, strategies map[string]crdspec.Strategy) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	ext, err := apiextensionsclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	var out []*apiextensionsv1.CustomResourceDefinition
-	seen := map[string]bool{}
-	for _, e := range plan.Entries {
-		src := e.Source.CRD
-		if src == nil || src.Origin == katalog.BuiltIn || seen[src.Object.Name] {
-			continue // built-in kinds are served by the API server itself
-		}
-		seen[src.Object.Name] = true
-		crd := &apiextensionsv1.CustomResourceDefinition{
-			ObjectMeta: metav1.ObjectMeta{Name: src.Object.Name, Labels: src.Object.Labels, Annotations: src.Object.Annotations},
-		}
-		var strategy crdspec.Strategy
-		crd.Spec, strategy = crdspec.Spec(plan, src, apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caPEM})
-		strategies[crd.Name] = strategy
-		created, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{FieldManager: devFieldManager})
-		if err != nil {
-			return nil, fmt.Errorf("installing CRD %s (from %s): %w", crd.Name, src.Path, err)
-		}
-		out = append(out, created)
-	}
-	for _, c := range out {
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, c.Name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-				if cond.Type == apiextensionsv1.NamesAccepted && cond.Status == apiextensionsv1.ConditionFalse {
-					return false, fmt.Errorf("CRD %s: %s", c.Name, cond.Message)
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("CRD %s not established: %w", c.Name, err)
-		}
-	}
-	return out, nil
-}
-
-// waitWebhook waits until the webhook serves TLS with the session's
-// certificate, or the operator fails.
-func waitWebhook(ctx context.Context, addr string, caPEM []byte, opDone <-chan error) error {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		d := tls.Dialer{Config: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}}
-		conn, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			conn.Close()
-			return nil
-		}
-		select {
-		case err := <-opDone:
-			if err == nil {
-				err = errors.New("it stopped")
-			}
-			return fmt.Errorf("the operator did not start: %w", err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the webhook does not serve on %s after 60s: %w", addr, err)
-		}
-	}
-}
-
-// applyObjects server-side-applies objects, creating their namespaces.
-func applyObjects(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured) ([]string, error) {
-	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
-	if err != nil {
-		return nil, err
-	}
-	var applied []string
-	for _, o := range objs {
-		if ns := o.GetNamespace(); ns != "" {
-			err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				return nil, fmt.Errorf("creating namespace %s: %w", ns, err)
-			}
-		}
-		// The first custom resources after a CRD is established may meet
-		// a discovery cache that does not know it yet: retry briefly.
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-			err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner(devFieldManager), client.ForceOwnership)
-			if err == nil {
-				return true, nil
-			}
-			if isNoMatch(err) {
-				return false, nil
-			}
-			return false, err
-		})
-		name := o.GetKind() + " " + o.GetName()
-		if o.GetNamespace() != "" {
-			name = o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("applying %s: %w", name, err)
-		}
-		applied = append(applied, name)
-	}
-	return applied, nil
-}
-
-func isNoMatch(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "no matches for kind") || apierrors.IsNotFound(err))
 }
 
 func printDevSession(w io.Writer, plan *engine.Plan, s *devSession) {
@@ -476,19 +283,4 @@ func tryNext(s *devSession) []string {
 		}
 	}
 	return nil
-}
-
-// devAssets finds kube-apiserver and etcd: the flag, $KUBEBUILDER_ASSETS,
-// else the hack/envtest-assets.sh of the checkout around the working
-// directory or the binary (which provides them once, showing its progress).
-func devAssets(ctx context.Context, flag string, stderr io.Writer) (string, error) {
-	var starts []string
-	if exe, err := os.Executable(); err == nil {
-		starts = append(starts, filepath.Dir(exe))
-	}
-	dir, err := envassets.Find(ctx, flag, stderr, starts...)
-	if errors.Is(err, envassets.ErrNotFound) {
-		return "", fmt.Errorf("no kube-apiserver and etcd for the local control plane: pass --assets DIR or set KUBEBUILDER_ASSETS to a directory holding both, or run orkestra dev inside the orkestra repository (hack/envtest-assets.sh provides them): %w", err)
-	}
-	return dir, err
 }

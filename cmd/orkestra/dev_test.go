@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/orkspace/orkestra-cel/controlplane"
 	"github.com/orkspace/orkestra-cel/operator"
 )
 
@@ -54,7 +55,7 @@ func TestDevRunsTheKatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, err := freePort()
+	port, err := controlplane.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func checkDevSession(ctx context.Context, s *devSession, out string) error {
 		Spec:       corev1.ServiceSpec{ClusterIP: "10.0.200.7", Ports: []corev1.ServicePort{{Port: 80}}},
 	}
 	if err := c.Create(ctx, svc); err != nil {
-		return fmt.Errorf("a Service at 10.0.200.7 (inside %s): %w", devServiceCIDR, err)
+		return fmt.Errorf("a Service at 10.0.200.7 (inside %s): %w", controlplane.ServiceCIDR, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {

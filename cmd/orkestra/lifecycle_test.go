@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
+	"github.com/orkspace/orkestra-cel/controlplane"
 	"github.com/orkspace/orkestra-cel/lifecycle/storage"
 	"github.com/orkspace/orkestra-cel/lifecycle/versions"
 	"github.com/orkspace/orkestra-cel/webhook"
@@ -39,7 +40,7 @@ func withDev(t *testing.T, migration bool, f func(s *devSession)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, err := freePort()
+	port, err := controlplane.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
