@@ -111,7 +111,7 @@ func (r *reader) spec(s *Spec, n *yaml.Node) {
 	r.custom(s, f)
 	if f.has("cluster") {
 		c := r.mapping(f.v("cluster"), "spec.cluster", clusterKeys, nil)
-		s.Cluster = Cluster{Pos: r.pos(f.v("cluster")), Provider: r.str(c.v("provider"), "spec.cluster.provider"),
+		s.Cluster = ClusterSpec{Pos: r.pos(f.v("cluster")), Provider: r.str(c.v("provider"), "spec.cluster.provider"),
 			Name: r.str(c.v("name"), "spec.cluster.name"), Reuse: r.boolean(c.v("reuse"), "spec.cluster.reuse")}
 		switch s.Cluster.Provider {
 		case "", "kind", "existing":

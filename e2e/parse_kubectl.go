@@ -216,7 +216,7 @@ func (r *reader) dslEntry(k *Kubectl, sub string, e dslEntry, dir string) {
 
 func (r *reader) checkGet(e dslEntry, g *KGet) {
 	switch {
-	case g.Field == "" && g.Format == "":
+	case g.Field == "" && g.Format == "" && !e.diag:
 		r.errorf(e.n, e.p, "give field: (a jsonpath such as .status.phase) or format: (json or yaml)")
 	case g.Format != "" && g.Format != "json" && g.Format != "yaml":
 		r.errorf(e.f.v("format"), e.p+".format", "format must be json or yaml, got %q", g.Format)

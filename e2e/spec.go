@@ -39,7 +39,7 @@ type Spec struct {
 	// older customOperator: true); the cluster, setup, CRs and assertions
 	// run unchanged.
 	Custom    bool
-	Cluster   Cluster
+	Cluster   ClusterSpec
 	Setup     Setup
 	Notes     []*katalog.Note
 	Expect    []*Expectation
@@ -54,8 +54,8 @@ func (s *Spec) Aggregator() bool {
 	return s.Katalog == "" && len(s.CRs) == 0 && len(s.CRDs) == 0 && !s.Custom && len(s.Expect) == 0
 }
 
-// Cluster is spec.cluster: where the test runs.
-type Cluster struct {
+// ClusterSpec is spec.cluster: where the test runs.
+type ClusterSpec struct {
 	Pos      Pos
 	Provider string
 	Name     string
