@@ -121,17 +121,21 @@ func (k *kube) deleteOne(ctx context.Context, t Target, ignoreNotFound bool) err
 		return err
 	}
 	c := k.client(m, t.Namespace)
-	bg := metav1.DeletePropagationBackground
-	err = c.Delete(ctx, t.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	obj, err := c.Get(ctx, t.Name, metav1.GetOptions{})
+	if err == nil {
+		bg, uid := metav1.DeletePropagationBackground, obj.GetUID()
+		err = c.Delete(ctx, t.Name, metav1.DeleteOptions{PropagationPolicy: &bg, Preconditions: &metav1.Preconditions{UID: &uid}})
+	}
 	switch {
 	case apierrors.IsNotFound(err) && ignoreNotFound:
 		return nil
 	case err != nil:
 		return fmt.Errorf("deleting %s: %w", where(m.GroupVersionKind.Kind, t.Name, ns(m, t.Namespace)), err)
 	}
+	// Gone means this object: one created again under the name is another.
 	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := c.Get(ctx, t.Name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+		o, err := c.Get(ctx, t.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err) || err == nil && o.GetUID() != obj.GetUID(), nil
 	})
 	return nil
 }

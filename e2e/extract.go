@@ -14,7 +14,8 @@ import (
 
 // apply runs jq or yq over out, as upstream pipes an output through
 // `jq -r EXPR` or `yq e EXPR -` (pkg/e2e/verify.go applyExtract): a jq
-// expression without a leading dot gets one, every JSON value of the input
+// expression that starts with a bare name gets a leading dot (state is
+// .state), every JSON value of the input
 // stream is queried, strings print raw and other values as JSON (jq) or YAML
 // (yq). The query language is gojq's, for both.
 func (x Extract) apply(out string) (string, error) {
@@ -36,8 +37,8 @@ func compileQuery(expr string) (*gojq.Code, error) {
 }
 
 func runJQ(expr, input string) (string, error) {
-	if !strings.HasPrefix(strings.TrimSpace(expr), ".") {
-		expr = "." + strings.TrimSpace(expr)
+	if expr = strings.TrimSpace(expr); bareField(expr) {
+		expr = "." + expr
 	}
 	code, err := compileQuery(expr)
 	if err != nil {
@@ -88,6 +89,16 @@ func runYQ(expr, input string) (string, error) {
 		return "", fmt.Errorf("yq %s: %w", expr, err)
 	}
 	return strings.Join(res, "\n"), nil
+}
+
+// bareField: an expression that starts with a name (`state`), which
+// upstream reads as the field `.state`.
+func bareField(expr string) bool {
+	if expr == "" {
+		return false
+	}
+	c := expr[0]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // query runs code on v; strings are printed raw, null as "null", anything

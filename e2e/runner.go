@@ -56,10 +56,10 @@ func (r *Runner) Run(ctx context.Context, s *Spec) *Result {
 		x := &run{r: r, spec: s, res: res}
 		if err := x.prepare(); err != nil {
 			res.Invalid = err
-			res.Summary(r.Out)
-			return res
+		} else {
+			x.lifecycle(ctx)
 		}
-		x.lifecycle(ctx)
+		res.Elapsed = time.Since(start)
 		res.Summary(r.Out)
 	}
 	for _, imp := range s.Imports {

@@ -164,7 +164,7 @@ type-checked against the CRD's schema when the katalog loads.`,
 	root.AddCommand(
 		newCheckCmd(), newRenderCmd(), newConvertCmd(), newMigrateCmd(),
 		newServeCmd(), newRunCmd(), newConformanceCmd(), newManifestsCmd(),
-		newDevCmd(), newSimulateCmd(), newStorageCmd(), newVersionsCmd(), newVersionCmd(), newExplainCmd(), newSchemaCmd(),
+		newDevCmd(), newSimulateCmd(), newE2ECmd(), newStorageCmd(), newVersionsCmd(), newVersionCmd(), newExplainCmd(), newSchemaCmd(),
 	)
 	return root
 }
