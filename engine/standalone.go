@@ -13,6 +13,6 @@ func CompileGate(b Backends, notes []*katalog.Note, when, or *katalog.When, fiel
 	if len(notes) > 0 {
 		c.notes(&katalog.Katalog{Notes: notes})
 	}
-	cond := c.conditions(&katalog.CRDEntry{}, when, or, field)
+	cond := c.conditions(compileScope{}, when, or, field)
 	return cond, c.diags
 }
