@@ -47,6 +47,7 @@ test: lint build ## everything CI runs: lint, race tests against a real API serv
 	$(MAKE) --no-print-directory check-examples
 	$(MAKE) --no-print-directory simulate-examples
 	$(MAKE) --no-print-directory conformance
+	$(MAKE) --no-print-directory e2e-examples
 
 .PHONY: conformance
 conformance: build ## the conformance suite, a real API server included, on every example katalog (JUnit in bin/conformance/)
@@ -56,6 +57,11 @@ conformance: build ## the conformance suite, a real API server included, on ever
 	    d=$$(dirname $$k); \
 	    $(BIN)/orkestra conformance --apiserver -f $$k --junit $(BIN)/conformance/$$(basename $$d).xml $$d/*.yaml; \
 	  done
+
+.PHONY: e2e-examples
+e2e-examples: build ## orkestra e2e on every example's E2E spec (one local control plane per spec)
+	KUBEBUILDER_ASSETS="$$(GO=$(GO) hack/envtest-assets.sh)"; export KUBEBUILDER_ASSETS; \
+	  $(BIN)/orkestra e2e $(patsubst %/katalog.yaml,-f %/e2e.yaml,$(EXAMPLES))
 
 .PHONY: bench
 bench: ## run the benchmarks (ratios against baselines measured in the same run)
