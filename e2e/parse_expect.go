@@ -80,7 +80,7 @@ func (r *reader) expectation(n *yaml.Node, f fields, p, dir string) *Expectation
 	case e.After == "":
 		e.After = AfterSetupComplete // upstream's runner: no after is setup-complete
 	case !contains(afterValues, e.After):
-		r.errorf(f.v("after"), p+".after", "after %q is not a lifecycle event%s", e.After, didYouMeanOrList(e.After, afterValues))
+		r.errorf(f.v("after"), p+".after", "after %q is not a lifecycle event%s; write one of %s", e.After, katalog.DidYouMean(e.After, afterValues), strings.Join(afterValues, ", "))
 	}
 	if e.Timeout = r.duration(f.v("timeout"), p+".timeout"); e.Timeout == 0 {
 		e.Timeout = DefaultTimeout
