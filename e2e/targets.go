@@ -35,9 +35,6 @@ type Targets struct {
 	Assets string
 	// Operator runs a katalog's operator in this process.
 	Operator controlplane.RunFunc
-	// Simulate runs beside the local control plane until ctx is done (the
-	// simulated workloads); nil: none.
-	Simulate func(ctx context.Context, cfg *rest.Config) error
 }
 
 // Connect is a Connector.
@@ -60,8 +57,9 @@ func (t *Targets) Connect(ctx context.Context, s *Spec, out io.Writer) (*Cluster
 	return t.local(ctx, out)
 }
 
-// local starts a local control plane with the garbage collector and the
-// simulation running beside it.
+// local starts a local control plane with simulated workloads and the
+// garbage collector running beside it: what a cluster's kubelets and
+// controllers do that the operator's behaviour depends on.
 func (t *Targets) local(ctx context.Context, out io.Writer) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "orkestra-e2e-")
 	if err != nil {
@@ -79,9 +77,7 @@ func (t *Targets) local(ctx context.Context, out io.Writer) (*Cluster, error) {
 		go func() { defer wg.Done(); _ = f(bg) }()
 	}
 	run(controlplane.NewGarbageCollector(cp.Config).Run)
-	if t.Simulate != nil {
-		run(func(ctx context.Context) error { return t.Simulate(ctx, cp.Config) })
-	}
+	run(func(ctx context.Context) error { return controlplane.SimulateWorkloads(ctx, cp.Config) })
 	c, err := t.inProcess(cp.Config, cp.Kubeconfig, dir, "the local control plane ("+cp.Config.Host+")", false)
 	if err != nil {
 		stopBG()

@@ -38,6 +38,9 @@ type devFlags struct {
 	// control plane runs no kube-controller-manager, so the built-in
 	// migrator is never tried.
 	storageMigration bool
+	// simulateWorkloads gives workloads the status a kubelet and the
+	// built-in controllers would (the workloads package).
+	simulateWorkloads bool
 }
 
 func newDevCmd() *cobra.Command {
@@ -60,7 +63,9 @@ katalog in it:
      (server-side apply).
 
 Pods do not run (there is no node), but everything the operator does through
-the API server does: Deployments, Services, status, conversion. Ctrl-C stops
+the API server does: Deployments, Services, status, conversion. With
+--simulate-workloads, workloads get the status their controllers would give
+them: Deployments become available, Jobs complete, Pods run, claims bind. Ctrl-C stops
 everything; the control plane's data is discarded.
 
 The API server binaries are found in --assets, else $KUBEBUILDER_ASSETS, else
@@ -88,6 +93,7 @@ the current directory and the executable).`,
 	fs.StringVar(&df.httpAddr, "http-addr", df.httpAddr, "address of /metrics, /healthz, /readyz and /katalog (empty: off)")
 	fs.IntVarP(&df.logVerbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
 	fs.BoolVar(&df.storageMigration, "storage-migration", df.storageMigration, "migrate stored objects to the storage version when storedVersions lists another version (as orkestra run)")
+	fs.BoolVar(&df.simulateWorkloads, "simulate-workloads", false, "give Deployments, StatefulSets, ReplicaSets, DaemonSets, Jobs, Pods and PVCs the status a kubelet and Kubernetes' controllers would (a second after creation): available replicas, completed Jobs, running Pods, bound claims")
 	return cmd
 }
 
@@ -103,6 +109,7 @@ type devSession struct {
 	samples    []*unstructured.Unstructured
 	crds       []*apiextensionsv1.CustomResourceDefinition
 	strategies map[string]crdspec.Strategy
+	simulated  bool
 }
 
 // runDev runs the session until ctx is done. ready, when set, is called
@@ -127,7 +134,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 	if err != nil {
 		return err
 	}
-	s := &devSession{dir: df.dir, httpAddr: df.httpAddr}
+	s := &devSession{dir: df.dir, httpAddr: df.httpAddr, simulated: df.simulateWorkloads}
 	if s.dir == "" {
 		if s.dir, err = os.MkdirTemp("", "orkestra-dev-"); err != nil {
 			return err
@@ -154,6 +161,15 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 		return err
 	}
 	s.crds, s.strategies = installed.CRDs, installed.Strategies
+	if df.simulateWorkloads {
+		sim := make(chan error, 1)
+		simCtx, stopSim := context.WithCancel(ctx)
+		go func() { sim <- controlplane.SimulateWorkloads(simCtx, s.cfg) }()
+		defer func() {
+			stopSim()
+			err = errors.Join(err, <-sim)
+		}()
+	}
 
 	// The operator, as `orkestra run` runs it (no leader election: one process).
 	op, err := controlplane.StartOperator(ctx, s.cfg, plan, wh, df.httpAddr, devOperator(df, log))
@@ -241,6 +257,9 @@ func printDevSession(w io.Writer, plan *engine.Plan, s *devSession) {
 	}
 	if s.httpAddr != "" {
 		fmt.Fprintf(w, "\nOperator: http://%s/katalog, /metrics, /healthz, /readyz\n", s.httpAddr)
+	}
+	if s.simulated {
+		fmt.Fprintln(w, "\nWorkloads: simulated — Deployments, StatefulSets, ReplicaSets and DaemonSets become available, Jobs complete, Pods run, claims bind, a second after creation")
 	}
 	if try := tryNext(s); len(try) > 0 {
 		fmt.Fprintln(w, "\nTry next (with KUBECONFIG set as above):")

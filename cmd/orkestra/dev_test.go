@@ -161,3 +161,56 @@ func checkDevSession(ctx context.Context, s *devSession, out string) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestDevSimulatesWorkloads: with --simulate-workloads the Deployment the
+// operator creates becomes available at its replica count, as on a cluster
+// with nodes (the workloads package's live mode), and dev says so.
+func TestDevSimulatesWorkloads(t *testing.T) {
+	plan, err := (&katalogFlags{files: []string{websiteKatalog}}).compile(&bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	var checkErr error
+	done := make(chan error, 1)
+	go func() {
+		done <- runDev(ctx, &stdout, &stderr, plan, []string{"../../examples/website/website-v1alpha1.yaml"},
+			devFlags{simulateWorkloads: true}, testr.New(t), func(s *devSession) {
+				checkErr = waitAvailable(ctx, s, "hello", 2)
+				cancel()
+			})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("orkestra dev: %v\nstderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatal("orkestra dev did not finish")
+	}
+	if checkErr != nil {
+		t.Fatal(checkErr)
+	}
+	if !strings.Contains(stdout.String(), "Workloads: simulated") {
+		t.Errorf("dev does not say workloads are simulated:\n%s", stdout.String())
+	}
+}
+
+func waitAvailable(ctx context.Context, s *devSession, name string, want int32) error {
+	c, err := client.New(s.cfg, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		return err
+	}
+	var got int32
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var d appsv1.Deployment
+		if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: name}, &d); err == nil {
+			if got = d.Status.AvailableReplicas; got == want {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("deployment %s: %d available replicas after 30s, want %d", name, got, want)
+}
