@@ -13,6 +13,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kfields "k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
@@ -47,6 +48,8 @@ func (k *kube) getOutput(ctx context.Context, g *KGet) (string, error) {
 		}
 		return b.String(), nil
 	}
+	// As kubectl (--show-managed-fields=false).
+	unstructured.RemoveNestedField(o.Object, "metadata", "managedFields")
 	var text []byte
 	if g.Format == "yaml" {
 		text, err = sigsyaml.Marshal(o.Object)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"time"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -73,6 +74,10 @@ func (r *Runner) Run(ctx context.Context, s *Spec) *Result {
 		}
 		res.Imports = append(res.Imports, r.Run(ctx, imp.Spec))
 	}
+	if len(s.Imports) > 0 {
+		p, f, sk, inv := res.Totals()
+		fmt.Fprintf(r.Out, "\nSuite %s: %d passed, %d failed, %d skipped, %d invalid spec(s) (%s)\n", s.Name, p, f, sk, inv, round(time.Since(start)))
+	}
 	return res
 }
 
@@ -108,6 +113,10 @@ func (x *run) prepare() error {
 // onFailure, and the teardown.
 func (x *run) lifecycle(ctx context.Context) {
 	out := x.r.Out
+	if skip := x.missingTools(); skip != "" {
+		x.abortSetup(skip)
+		return
+	}
 	c, err := x.r.Connect(ctx, x.spec, out)
 	if err != nil {
 		x.abort("cluster", err)
@@ -133,8 +142,8 @@ func (x *run) lifecycle(ctx context.Context) {
 		x.abort("CRDs", err)
 		return
 	}
-	if skip, err := x.setup(ctx); err != nil || skip != "" {
-		x.abortSetup(skip, err)
+	if err := x.setup(ctx); err != nil {
+		x.abort("setup", err)
 		return
 	}
 	if x.plan != nil && c.StartOperator != nil {
@@ -158,6 +167,17 @@ func (x *run) lifecycle(ctx context.Context) {
 	}
 }
 
+// missingTools says why the spec cannot run here when its setup needs a
+// program that is not on PATH (helm), before any cluster starts.
+func (x *run) missingTools() string {
+	if h := x.spec.Setup.Helm; len(h) > 0 {
+		if _, err := exec.LookPath("helm"); err != nil {
+			return "setup.helm needs helm on PATH (to install " + h[0].Chart + "), which is not there"
+		}
+	}
+	return ""
+}
+
 func (x *run) failed() bool {
 	for _, c := range x.res.Cases {
 		if c.Status == Failed {
@@ -177,12 +197,8 @@ func (x *run) abort(step string, err error) {
 }
 
 // abortSetup: a setup that cannot run here (helm missing) skips every
-// expectation; one that failed fails the run.
-func (x *run) abortSetup(skip string, err error) {
-	if err != nil {
-		x.abort("setup", err)
-		return
-	}
+// expectation.
+func (x *run) abortSetup(skip string) {
 	fmt.Fprintf(x.r.Out, "  ~ setup cannot run here: %s\n", skip)
 	for _, e := range x.spec.Expect {
 		x.record(Case{Name: e.Name, Status: Skipped, Detail: skip})

@@ -69,39 +69,34 @@ func (x *run) installCRDs(ctx context.Context) error {
 }
 
 // setup applies spec.setup: files (each with its waits), Helm charts, then
-// the waits. skip is set when it cannot run here (helm is not on PATH).
-func (x *run) setup(ctx context.Context) (skip string, err error) {
+// the waits.
+func (x *run) setup(ctx context.Context) error {
 	st := x.spec.Setup
-	if len(st.Helm) > 0 {
-		if _, err := exec.LookPath("helm"); err != nil {
-			return "setup.helm needs helm on PATH (to install " + st.Helm[0].Chart + "), which is not there", nil
-		}
-	}
 	for _, a := range st.Apply {
 		fmt.Fprintf(x.r.Out, "→ applying setup %s\n", a.Path)
 		objs, err := readManifest(a.Path)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if out, code := x.k.applyObjects(ctx, objs, ""); code != 0 {
-			return "", fmt.Errorf("%s: %s", a.Path, out)
+			return fmt.Errorf("%s: %s", a.Path, out)
 		}
 		for _, o := range objs {
 			x.applied = append(x.applied, targetOf(o))
 		}
 		if err := x.waits(ctx, a.Wait); err != nil {
-			return "", err
+			return err
 		}
 	}
 	for _, h := range st.Helm {
 		if err := x.helm(ctx, h); err != nil {
-			return "", err
+			return err
 		}
 		if err := x.waits(ctx, h.Wait); err != nil {
-			return "", err
+			return err
 		}
 	}
-	return "", x.waits(ctx, st.Wait)
+	return x.waits(ctx, st.Wait)
 }
 
 // helm runs `helm upgrade --install` with KUBECONFIG set to the cluster.
