@@ -1,0 +1,79 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TestGarbageCollector: on a control plane without kube-controller-manager,
+// the dependents of a deleted owner are deleted; dependents of owners that
+// exist (one created a moment before), or of kinds not served, are kept.
+func TestGarbageCollector(t *testing.T) {
+	assets, err := FindAssets(t.Context(), "", &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := Start(t.Context(), assets, t.TempDir(), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- NewGarbageCollector(cp.Config).Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	cs := kubernetes.NewForConfigOrDie(cp.Config)
+	cms := cs.CoreV1().ConfigMaps("default")
+
+	mk := func(name string, owners ...metav1.OwnerReference) {
+		t.Helper()
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: owners}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := func(kind, apiVersion, name string, uid types.UID) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid}
+	}
+	mk("owner")
+	owner, _ := cms.Get(ctx, "owner", metav1.GetOptions{})
+	mk("child", ref("ConfigMap", "v1", "owner", owner.UID))
+	mk("orphan", ref("ConfigMap", "v1", "gone", "no-such-uid"))
+	mk("foreign", ref("Gizmo", "example.com/v1", "g", "u"))
+	mk("two-owners", ref("ConfigMap", "v1", "owner", owner.UID), ref("ConfigMap", "v1", "gone", "no-such-uid"))
+
+	gone := func(name string) bool {
+		_, err := cms.Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}
+	waitGone := func(name string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !gone(name); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s was not collected", name)
+			}
+		}
+	}
+	waitGone("orphan")
+	time.Sleep(2 * time.Second) // several sweeps
+	for _, kept := range []string{"owner", "child", "foreign", "two-owners"} {
+		if gone(kept) {
+			t.Errorf("%s was deleted; its owner exists (or is of a kind not served)", kept)
+		}
+	}
+	if err := cms.Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone("child")
+	waitGone("two-owners")
+	if gone("foreign") {
+		t.Error("the dependent of a kind the cluster does not serve was deleted")
+	}
+}
