@@ -187,9 +187,12 @@ func TestDSL(t *testing.T) {
 	t.Run("containers cannot run here", func(t *testing.T) {
 		for name, f := range map[string]func() error{
 			"logs": func() error { _, err := k.logs(ctx, &KLogs{Target: Target{LabelSelector: "app=x"}}); return err },
-			"exec": func() error { _, err := k.exec(ctx, &KExec{Target: Target{Name: "p"}, Command: []string{"true"}}); return err },
-			"cp":   func() error { _, err := k.cp(ctx, &KCp{Target: Target{Name: "p"}, Src: "/x"}); return err },
-			"top":  func() error { _, err := k.top(ctx, &KTop{Target: Target{Kind: "pod"}}); return err },
+			"exec": func() error {
+				_, err := k.exec(ctx, &KExec{Target: Target{Name: "p"}, Command: []string{"true"}})
+				return err
+			},
+			"cp":  func() error { _, err := k.cp(ctx, &KCp{Target: Target{Name: "p"}, Src: "/x"}); return err },
+			"top": func() error { _, err := k.top(ctx, &KTop{Target: Target{Kind: "pod"}}); return err },
 			"port-forward to a service": func() error {
 				return k.portForward(ctx, &KPortForward{Service: "web", Port: 80, Path: "/", Method: "GET"}, false).err
 			},
