@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/controlplane"
+	"github.com/orkspace/orkestra-cel/objfile"
 )
 
 // applyObjects server-side-applies objs (a namespace override for those
@@ -56,15 +56,13 @@ func (k *kube) applyOne(ctx context.Context, o *unstructured.Unstructured) error
 // apply is kubectl.apply: a file or an inline manifest; its exit code and
 // output are asserted as a command's.
 func (k *kube) apply(ctx context.Context, a *KApply, dir string) error {
-	text := a.Inline
+	var objs []*unstructured.Unstructured
+	var err error
 	if a.File != "" {
-		b, err := os.ReadFile(a.File)
-		if err != nil {
-			return err
-		}
-		text = string(b)
+		objs, err = objfile.Read([]string{a.File}, nil)
+	} else {
+		objs, err = objfile.Read(nil, strings.NewReader(a.Inline))
 	}
-	objs, err := decodeObjects(text)
 	if err != nil {
 		return fmt.Errorf("the manifest: %w", err)
 	}
@@ -84,11 +82,7 @@ func (k *kube) delete(ctx context.Context, d *KDelete) error {
 	var targets []Target
 	switch {
 	case d.File != "":
-		b, err := os.ReadFile(d.File)
-		if err != nil {
-			return err
-		}
-		objs, err := decodeObjects(string(b))
+		objs, err := objfile.Read([]string{d.File}, nil)
 		if err != nil {
 			return err
 		}
@@ -191,50 +185,4 @@ func (k *kube) rollout(ctx context.Context, r *KRollout) error {
 		return fmt.Errorf("%s did not roll out: %s", r.Target.Name, last)
 	}
 	return nil
-}
-
-// decodeObjects reads the objects of a multi-document manifest (List
-// documents are unwrapped).
-func decodeObjects(text string) ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	for _, doc := range splitDocs(text) {
-		js, err := sigsyaml.YAMLToJSON([]byte(doc))
-		if err != nil {
-			return nil, err
-		}
-		if strings.TrimSpace(string(js)) == "null" {
-			continue
-		}
-		o := &unstructured.Unstructured{}
-		if err := o.UnmarshalJSON(js); err != nil {
-			return nil, err
-		}
-		if o.IsList() {
-			l, err := o.ToList()
-			if err != nil {
-				return nil, err
-			}
-			for i := range l.Items {
-				out = append(out, &l.Items[i])
-			}
-			continue
-		}
-		out = append(out, o)
-	}
-	return out, nil
-}
-
-// splitDocs splits YAML text at document separators.
-func splitDocs(text string) []string {
-	var docs []string
-	var cur []string
-	for _, line := range strings.Split(text, "\n") {
-		if strings.TrimRight(line, " \t\r") == "---" {
-			docs = append(docs, strings.Join(cur, "\n"))
-			cur = nil
-			continue
-		}
-		cur = append(cur, line)
-	}
-	return append(docs, strings.Join(cur, "\n"))
 }

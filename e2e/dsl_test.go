@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orkspace/orkestra-cel/controlplane"
+	"github.com/orkspace/orkestra-cel/objfile"
 )
 
 // localKube starts a local control plane (no operator) for the DSL's tests.
@@ -42,7 +43,7 @@ func localKube(t *testing.T) *kube {
 
 func mustApply(t *testing.T, k *kube, text string) {
 	t.Helper()
-	objs, err := decodeObjects(text)
+	objs, err := objfile.Read(nil, strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -52,13 +51,9 @@ func (x *run) skipRest(from *Expectation, why string) {
 func (x *run) applyCRs(ctx context.Context) error {
 	fmt.Fprintln(x.r.Out, "→ applying the custom resources")
 	for _, f := range x.spec.CRs {
-		b, err := os.ReadFile(f)
+		objs, err := readManifest(f)
 		if err != nil {
 			return err
-		}
-		objs, err := decodeObjects(string(b))
-		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
 		}
 		if out, code := x.k.applyObjects(ctx, objs, ""); code != 0 {
 			return fmt.Errorf("%s: %s", f, out)

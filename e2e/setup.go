@@ -16,6 +16,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/controlplane"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/objfile"
 )
 
 // installCRDs applies the spec's CRD files, then the katalog's own CRDs
@@ -221,13 +222,5 @@ func targetOf(o *unstructured.Unstructured) Target {
 }
 
 func readManifest(file string) ([]*unstructured.Unstructured, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := decodeObjects(string(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return objs, nil
+	return objfile.Read([]string{file}, nil)
 }
