@@ -77,7 +77,7 @@ func parse(file string, diags *katalog.Diagnostics, stack []string) *Spec {
 		r.spec(s, top.v("spec"))
 	}
 	r.imports(s, top.v("imports"), append(stack, abs))
-	if !top.has("spec") && len(s.Imports) == 0 {
+	if !top.has("spec") && !top.has("imports") {
 		r.errorf(&root, "", "an E2E spec needs spec: (katalog, cr and expect) or imports: (a suite)")
 	}
 	return s
