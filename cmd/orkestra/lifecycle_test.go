@@ -134,7 +134,7 @@ func TestDevMigratesStorage(t *testing.T) {
 				resp.Body.Close()
 				last = string(b)
 				got = webhook.KatalogEntry{}
-				if json.Unmarshal(b, &got) == nil && got.Storage != nil && slices.Equal(got.Storage.StoredVersions, []string{"v1alpha1"}) {
+				if json.Unmarshal(b, &got) == nil && got.Storage != nil && slices.Equal(got.Storage.StoredVersions, []string{"v1alpha1"}) && !got.Storage.Migrating {
 					return
 				}
 			}
