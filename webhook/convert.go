@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"os"
@@ -96,6 +95,7 @@ type ConvertHandler struct {
 	failLog     *failureLog
 	katalogDir  string // with a trailing separator; "" when not cut
 	bufs        sync.Pool
+	bodies      bodyPool
 }
 
 // NewConvertHandler returns the /convert handler for conv.
@@ -131,9 +131,8 @@ func NewConvertHandler(conv Converter, opts ConvertOptions) *ConvertHandler {
 	return h
 }
 
-// buffers are reused across requests.
+// buffers are reused across requests (body buffers have their own pool).
 type buffers struct {
-	body []byte
 	out  []byte
 	meta []metaField
 }
@@ -143,7 +142,7 @@ type buffers struct {
 const maxPooledBuffer = 64 << 10
 
 func (h *ConvertHandler) putBuffers(bufs *buffers) {
-	if bufs != nil && cap(bufs.body) <= maxPooledBuffer && cap(bufs.out) <= maxPooledBuffer {
+	if bufs != nil && cap(bufs.out) <= maxPooledBuffer {
 		clear(bufs.meta[:cap(bufs.meta)])
 		h.bufs.Put(bufs)
 	}
@@ -160,35 +159,35 @@ func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength > h.max {
+		h.metrics.refuse(RefusedTooLarge)
 		httpError(w, http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, h.max)
 		return
 	}
-	deadline := time.Now().Add(h.bodyTimeout)
+	start := time.Now()
+	deadline := start.Add(h.bodyTimeout)
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
 	// Not every ResponseWriter supports deadlines (httptest); the server's
-	// ReadTimeout then still bounds the body.
-	_ = http.NewResponseController(w).SetReadDeadline(deadline)
-	ch := charge{b: h.budget}
+	// ReadTimeout then still bounds the body, and the body cannot be evicted.
+	rc := http.NewResponseController(w)
+	var cut func() bool
+	if rc.SetReadDeadline(deadline) == nil {
+		cut = func() bool { return rc.SetReadDeadline(start) == nil }
+	}
+	declared := r.ContentLength
+	if declared < 0 {
+		declared = h.max
+	}
+	ch := h.budget.newCharge(start, declared, cut)
 	defer ch.release()
-	var bufs *buffers
-	defer func() { h.putBuffers(bufs) }()
-	body, err := h.readBody(ctx, &ch, &bufs, http.MaxBytesReader(w, r.Body, h.max), r.ContentLength)
-	switch {
-	case errors.Is(err, errTooLarge):
-		httpError(w, http.StatusRequestEntityTooLarge, "request body exceeds the limit of %d bytes", h.max)
-		return
-	case errors.Is(err, errBusy):
-		w.Header().Set("Retry-After", "1")
-		httpError(w, http.StatusServiceUnavailable, "conversion webhook busy: request bodies in flight hold the whole budget of %d bytes (--max-inflight-bytes) for %s; retry", h.budget.size, h.bodyTimeout)
-		return
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		httpError(w, http.StatusRequestTimeout, "request body not complete after %s", h.bodyTimeout)
-		return
-	case err != nil:
-		httpError(w, http.StatusBadRequest, "reading the request body: %v", err)
+	body, err := h.readBody(ctx, ch, http.MaxBytesReader(w, r.Body, h.max))
+	defer h.bodies.put(body)
+	if err != nil {
+		h.bodyFailed(w, r, ch, err)
 		return
 	}
+	bufs := h.bufs.Get().(*buffers)
+	defer func() { h.putBuffers(bufs) }()
 	var review *apiextensionsv1.ConversionReview
 	defer func() {
 		// A bug in the handler itself (the converter's panics are caught per
@@ -203,7 +202,11 @@ func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.writeFailure(w, review, fmt.Sprintf("internal error converting the review: %v", r))
 		}
 	}()
-	review, err = decodeReview(body)
+	var raw []byte
+	if body != nil {
+		raw = *body
+	}
+	review, err = decodeReview(raw)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -217,6 +220,32 @@ func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
+}
+
+// bodyFailed answers a request whose body could not be read whole.
+func (h *ConvertHandler) bodyFailed(w http.ResponseWriter, r *http.Request, ch *charge, err error) {
+	switch {
+	case errors.Is(err, errTooLarge):
+		h.metrics.refuse(RefusedTooLarge)
+		httpError(w, http.StatusRequestEntityTooLarge, "request body exceeds the limit of %d bytes", h.max)
+	case errors.Is(err, errBusy):
+		h.metrics.refuse(RefusedBusy)
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusServiceUnavailable, "conversion webhook busy: request bodies in flight hold the whole budget of %d bytes (--max-inflight-bytes) for %s; retry", h.budget.size, h.bodyTimeout)
+	case errors.Is(err, errPreempted):
+		h.metrics.refuse(RefusedPreempted)
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusServiceUnavailable, "conversion webhook busy: the request bodies in flight each held part of the budget of %d bytes (--max-inflight-bytes) and waited for more; this one, holding the most, gave its share back; retry", h.budget.size)
+	case errors.Is(err, errEvicted):
+		h.metrics.refuse(RefusedEvicted)
+		httpError(w, http.StatusRequestTimeout, "request body evicted after %s with %d of %d bytes: other reviews waited for the body budget (--max-inflight-bytes) while it paused %s or arrived at less than %d KiB/s; send the body at once",
+			time.Since(ch.start).Round(time.Millisecond), ch.received.Load(), r.ContentLength, stallPause, minBodyRate>>10)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		h.metrics.refuse(RefusedTimeout)
+		httpError(w, http.StatusRequestTimeout, "request body not complete after %s", h.bodyTimeout)
+	default:
+		httpError(w, http.StatusBadRequest, "reading the request body: %v", err)
+	}
 }
 
 // writeFailure answers a review with result.status Failure and no objects.
@@ -233,79 +262,6 @@ func (h *ConvertHandler) writeFailure(w http.ResponseWriter, review *apiextensio
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp)+1))
 	_, _ = w.Write(append(resp, '\n'))
-}
-
-var (
-	errTooLarge = errors.New("request body too large")
-	errBusy     = errors.New("request body budget exhausted")
-)
-
-// readBody reads at most limit bytes of body. Nothing is allocated or
-// charged before the first byte arrives; then the buffers come from the pool
-// and the body buffer grows as bytes arrive, each growth charged to the
-// budget first. declared (Content-Length, -1 if unknown) only sizes the first
-// growth, up to maxPooledBuffer.
-func (h *ConvertHandler) readBody(ctx context.Context, ch *charge, bufs **buffers, body io.Reader, declared int64) ([]byte, error) {
-	limit := h.max
-	var first [1]byte
-	if _, err := io.ReadFull(body, first[:]); err != nil {
-		*bufs = h.bufs.Get().(*buffers)
-		if err == io.EOF {
-			return nil, nil
-		}
-		return nil, readErr(err)
-	}
-	*bufs = h.bufs.Get().(*buffers)
-	buf := (*bufs).body[:0]
-	if err := ch.grow(ctx, int64(cap(buf))); err != nil {
-		return nil, errBusy
-	}
-	grow := func(buf []byte) ([]byte, error) {
-		n := int64(max(2*cap(buf), 4096))
-		if cap(buf) == 0 && declared > 0 {
-			n = min(max(declared+1, 4096), maxPooledBuffer)
-		}
-		n = min(n, limit+1)
-		if err := ch.grow(ctx, n); err != nil {
-			return buf, errBusy
-		}
-		nb := make([]byte, len(buf), n)
-		copy(nb, buf)
-		return nb, nil
-	}
-	var err error
-	if cap(buf) == 0 {
-		if buf, err = grow(buf); err != nil {
-			return buf, err
-		}
-	}
-	buf = append(buf, first[0])
-	defer func() { (*bufs).body = buf }()
-	for {
-		if len(buf) == cap(buf) {
-			if buf, err = grow(buf); err != nil {
-				return buf, err
-			}
-		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return buf, errTooLarge
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, readErr(err)
-		}
-	}
-}
-
-func readErr(err error) error {
-	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-		return errTooLarge
-	}
-	return err
 }
 
 func httpError(w http.ResponseWriter, code int, format string, args ...any) {

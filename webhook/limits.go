@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -68,44 +66,6 @@ func http2Config() *http.HTTP2Config {
 		MaxConcurrentStreams:          maxConcurrentStreams,
 		MaxReceiveBufferPerConnection: http2ConnWindow,
 		MaxReceiveBufferPerStream:     http2StreamWindow,
-	}
-}
-
-// budget is the shared bound on request body bytes in flight. A request is
-// charged for its buffer's capacity as the buffer grows, which happens only
-// as bytes arrive, and returns the charge when it has answered.
-type budget struct {
-	sem  *semaphore.Weighted
-	size int64
-}
-
-func newBudget(size int64) *budget {
-	return &budget{sem: semaphore.NewWeighted(size), size: size}
-}
-
-// charge is one request's share of the budget.
-type charge struct {
-	b    *budget
-	held int64
-}
-
-// grow raises the charge to n bytes, waiting for other requests to return
-// theirs until ctx is done.
-func (c *charge) grow(ctx context.Context, n int64) error {
-	if n <= c.held {
-		return nil
-	}
-	if err := c.b.sem.Acquire(ctx, n-c.held); err != nil {
-		return err
-	}
-	c.held = n
-	return nil
-}
-
-func (c *charge) release() {
-	if c.held > 0 {
-		c.b.sem.Release(c.held)
-		c.held = 0
 	}
 }
 

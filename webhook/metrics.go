@@ -18,6 +18,17 @@ const (
 	MetricDuration = "orkestra_conversion_duration_seconds"
 	MetricActive   = "orkestra_conversion_active_requests"
 	MetricLastSeen = "orkestra_conversion_last_timestamp_seconds"
+	MetricRefused  = "orkestra_conversion_refused_requests_total"
+)
+
+// Values of the reason label of MetricRefused: why a /convert request was
+// answered before its body was read whole.
+const (
+	RefusedTooLarge  = "too_large" // 413: over --max-request-bytes
+	RefusedTimeout   = "timeout"   // 408: not complete within the body timeout
+	RefusedEvicted   = "evicted"   // 408: stalled while other requests waited
+	RefusedBusy      = "busy"      // 503: no share of the budget within the body timeout
+	RefusedPreempted = "preempted" // 503: gave its share back to break a deadlock
 )
 
 // Label values of the result label.
@@ -50,6 +61,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	active   *prometheus.GaugeVec
 	lastSeen *prometheus.GaugeVec
+	refused  *prometheus.CounterVec
 
 	pairs   sync.Map // pairKey → *pairMetrics
 	mu      sync.Mutex
@@ -79,6 +91,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: MetricLastSeen,
 			Help: "Unix time of the last object converted, by kind, source version and target version (orkestra versions reads it to tell whether clients still use a version).",
 		}, []string{"kind", "from_version", "to_version"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricRefused,
+			Help: "/convert requests answered before their body was read whole, by reason: too_large (413), timeout (408, body not complete in time), evicted (408, the body stalled while other requests waited for the body budget), busy (503, no share of the budget in time), preempted (503, gave its share back to bodies that could complete).",
+		}, []string{"reason"}),
 		targets: map[schema.GroupVersionKind]*targetStats{},
 	}
 	if reg != nil {
@@ -95,8 +111,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		if m.lastSeen, err = metricsreg.Register(reg, m.lastSeen); err != nil {
 			return nil, err
 		}
+		if m.refused, err = metricsreg.Register(reg, m.refused); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
+}
+
+// refuse counts a request refused for reason; m may be nil.
+func (m *Metrics) refuse(reason string) {
+	if m != nil {
+		m.refused.WithLabelValues(reason).Inc()
+	}
 }
 
 type pairKey struct {
