@@ -231,3 +231,36 @@ func TestParseWarnsWhatChangesNothing(t *testing.T) {
 		t.Error("an empty outputContains asserted something")
 	}
 }
+
+// TestDiscover: DIR/... finds every spec declaring kind: E2E, skipping
+// testdata, vendor, hidden directories and included expectation files.
+func TestDiscover(t *testing.T) {
+	dir := t.TempDir()
+	spec := "apiVersion: orkestra.orkspace.io/v1\nkind: E2E\n"
+	for p, text := range map[string]string{
+		"a/e2e.yaml":             spec,
+		"a/e2e-custom.yaml":      spec,
+		"a/e2e/checks.yaml":      "expect: []\n",
+		"b/c/e2e.yml":            spec,
+		"b/simulate.yaml":        "kind: Simulate\n",
+		"b/e2e-notes.yaml":       "kind: Katalog\n",
+		"testdata/e2e.yaml":      spec,
+		"vendor/x/e2e.yaml":      spec,
+		".hidden/e2e.yaml":       spec,
+		"_skip/e2e.yaml":         spec,
+		"d/nested-kind-e2e.yaml": "spec:\n  kind: E2E\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(text), 0o600)
+	}
+	got, err := Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		got[i], _ = filepath.Rel(dir, got[i])
+	}
+	if strings.Join(got, " ") != "a/e2e-custom.yaml a/e2e.yaml b/c/e2e.yml" {
+		t.Errorf("discovered %v", got)
+	}
+}

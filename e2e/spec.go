@@ -45,8 +45,6 @@ type Spec struct {
 	Expect    []*Expectation
 	OnFailure *OnFailure
 	Imports   []*Import
-	// Warnings are upstream keys that change nothing here.
-	Warnings katalog.Diagnostics
 }
 
 // Aggregator reports a spec with nothing of its own to run: imports only.

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -158,9 +156,8 @@ func e2eOperator(log logr.Logger) controlplane.RunFunc {
 	}
 }
 
-// specFiles are the -f files, then the specs found under each DIR/...
-// argument (files named *e2e*.yaml declaring kind: E2E) or named as
-// arguments.
+// specFiles are the -f files, then the arguments: spec files, or DIR/...
+// for every spec below DIR (e2e.Discover).
 func specFiles(files, args []string) ([]string, error) {
 	out := append([]string(nil), files...)
 	for _, a := range args {
@@ -169,36 +166,17 @@ func specFiles(files, args []string) ([]string, error) {
 			out = append(out, a)
 			continue
 		}
-		if root == "." || root == "" {
+		if root == "" {
 			root = "."
 		}
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() || !strings.Contains(d.Name(), "e2e") || !strings.HasSuffix(d.Name(), ".yaml") {
-				return nil
-			}
-			if b, err := os.ReadFile(p); err == nil && isE2E(b) {
-				out = append(out, p)
-			}
-			return nil
-		})
+		found, err := e2e.Discover(root)
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, found...)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no spec: give -f SPEC or DIR/... (every *e2e*.yaml declaring kind: E2E under DIR)")
+		return nil, errors.New("no spec: give -f SPEC, or DIR/... for every *e2e*.yaml declaring kind: E2E below DIR")
 	}
 	return out, nil
-}
-
-func isE2E(b []byte) bool {
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(l) == "kind: E2E" && !strings.HasPrefix(l, " ") {
-			return true
-		}
-	}
-	return false
 }
