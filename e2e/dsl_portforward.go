@@ -75,11 +75,11 @@ func (k *kube) portForward(ctx context.Context, p *KPortForward, diag bool) pfRe
 	}
 	out, err := p.Extract.apply(r.body)
 	if err != nil {
-		r.err = fmt.Errorf("%s%s: %w", target, p.Path, err)
+		r.err = fmt.Errorf("%s%s (HTTP %d): %w", target, p.Path, resp.StatusCode, err)
 		return r
 	}
 	if err := p.Assert.Check(out); err != nil {
-		r.err = fmt.Errorf("%s%s: %w\noutput: %s", target, p.Path, err, out)
+		r.err = fmt.Errorf("%s%s (HTTP %d): %w\noutput: %s", target, p.Path, resp.StatusCode, err, out)
 	}
 	return r
 }
