@@ -171,6 +171,10 @@ type ManagerOptions struct {
 	Log                     logr.Logger
 	// SkipControllerNameValidation, see Options.
 	SkipControllerNameValidation bool
+	// SyncPeriod is how often the informers replay their objects to the
+	// controllers (every custom resource is reconciled again); zero keeps
+	// controller-runtime's default (10 hours).
+	SyncPeriod time.Duration
 }
 
 // NewManager returns a controller-runtime manager set up for plan: the
@@ -180,6 +184,9 @@ type ManagerOptions struct {
 // registry), and leader election as asked.
 func NewManager(cfg *rest.Config, plan *engine.Plan, o ManagerOptions) (manager.Manager, error) {
 	cacheOpts := CacheOptions(plan, o.Namespace)
+	if o.SyncPeriod > 0 {
+		cacheOpts.SyncPeriod = &o.SyncPeriod
+	}
 	probe := o.HealthProbeBindAddress
 	if probe == "" {
 		probe = "0"
