@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"strings"
-
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -109,63 +107,4 @@ func customKind(e *katalog.CRDEntry) (schema.GroupVersionKind, bool) {
 		return schema.GroupVersionKind{}, false
 	}
 	return *found, true
-}
-
-// mentionsChildren reports whether an expression of the entry's
-// operatorBox mentions children (CEL children, legacy .children): the
-// operator then reads them back, and only then do expressions compile
-// against an environment that declares them. A false positive costs a
-// lookup, never a wrong result.
-func mentionsChildren(e *katalog.CRDEntry) bool {
-	if e.Box == nil {
-		return false
-	}
-	found := false
-	var walk func(v *katalog.Value)
-	walk = func(v *katalog.Value) {
-		if v == nil || found {
-			return
-		}
-		if v.Kind == katalog.StringValue && strings.Contains(v.Str, ChildrenVar) {
-			found = true
-		}
-		for _, m := range v.Map {
-			walk(m.Value)
-		}
-		for _, it := range v.List {
-			walk(it)
-		}
-	}
-	when := func(w *katalog.When) {
-		if w == nil {
-			return
-		}
-		for _, x := range w.Exprs {
-			walk(x)
-		}
-		for _, c := range w.Conditions {
-			if strings.Contains(c.Field, ChildrenVar) {
-				found = true
-			}
-		}
-	}
-	for _, h := range e.Box.Hooks {
-		for _, r := range h.Resources {
-			walk(r.Fields)
-			when(r.When)
-			when(r.Or)
-		}
-	}
-	if e.Box.Status != nil {
-		for _, f := range e.Box.Status.Fields {
-			walk(f.Value)
-			when(f.When)
-		}
-	}
-	if g := e.Box.Gates; g != nil {
-		for _, w := range []*katalog.When{g.ReconcileWhen, g.ReconcileOr, g.EnqueueWhen, g.EnqueueOr} {
-			when(w)
-		}
-	}
-	return found
 }

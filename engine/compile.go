@@ -88,6 +88,7 @@ func (c *compiler) entry(k *katalog.Katalog, src *katalog.CRDEntry, reconciles b
 		e.Normalize, sc.self = c.normalize(sc)
 	}
 	sc.legacyRoot = auditRoot(src, sc.self)
+	e.ReadsManagedFields, e.ReadsLastApplied = mentionsManagedFields(src, k.Notes), mentionsLastApplied(src, k.Notes)
 	if e.ReadsChildren = mentionsChildren(src); e.ReadsChildren {
 		// (An environment with children is built only where needed.)
 		sc.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}

@@ -69,6 +69,11 @@ type Entry struct {
 	// custom resource's children back (children, .children): the operator
 	// then gives them to every evaluation.
 	ReadsChildren bool
+	// ReadsManagedFields and ReadsLastApplied are true when an expression
+	// of the entry (or a note) may read metadata.managedFields, or the
+	// annotation AnnotationLastApplied: the operator's caches, which drop
+	// both otherwise, then keep them.
+	ReadsManagedFields, ReadsLastApplied bool
 	// Namespaces restricts where the entry reconciles and where its children
 	// go; nil: everywhere.
 	Namespaces *katalog.NamespaceRules

@@ -159,12 +159,14 @@ func (a *applier) newLive(c *render.Child) (client.Object, error) {
 	return newObject(a.e.scheme, c.GVK)
 }
 
+// get reads the child from the cache: the cache's own object, not a copy —
+// copy it before changing it.
 func (a *applier) get(c *render.Child) (client.Object, error) {
 	live, err := a.newLive(c)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.e.client.Get(a.ctx, a.key(c), live); err != nil {
+	if err := a.e.client.Get(a.ctx, a.key(c), live, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	return live, nil
@@ -230,6 +232,8 @@ func (a *applier) apply(c *render.Child) error {
 	case c.Kind == "jobs", !c.Reconciled:
 		return nil
 	}
+	cached := live
+	live = cached.DeepCopyObject().(client.Object)
 	d, err := render.Diff(c, live)
 	if err != nil {
 		return err
@@ -240,7 +244,9 @@ func (a *applier) apply(c *render.Child) error {
 	if d.Recreate {
 		return a.recreate(c, live, d)
 	}
-	if err := a.e.client.Update(a.ctx, live); err != nil {
+	// A patch of what drifted, at the resourceVersion read: what the cache
+	// does not hold (managedFields, the last-applied annotation) is kept.
+	if err := a.e.client.Patch(a.ctx, live, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsConflict(err) {
 			a.retry = true
 			return nil
@@ -430,11 +436,12 @@ func (a *applier) rotate(c *render.Child, live client.Object) error {
 		a.scheduleRotation(c, generated)
 		return nil
 	}
-	secret, ok := live.(*corev1.Secret)
+	cached, ok := live.(*corev1.Secret)
 	want, ok2 := c.Typed.(*corev1.Secret)
 	if !ok || !ok2 {
 		return fmt.Errorf("rotateAfter applies to secrets only")
 	}
+	secret := cached.DeepCopy()
 	secret.Data = want.Data
 	ann := secret.GetAnnotations()
 	if ann == nil {
@@ -442,7 +449,7 @@ func (a *applier) rotate(c *render.Child, live client.Object) error {
 	}
 	ann[render.AnnotationGeneratedAt] = a.now.UTC().Format(time.RFC3339)
 	secret.SetAnnotations(ann)
-	if err := a.e.client.Update(a.ctx, secret); err != nil {
+	if err := a.e.client.Patch(a.ctx, secret, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsConflict(err) {
 			a.retry = true
 			return nil

@@ -25,7 +25,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -47,7 +46,6 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
 // Finalizer is put on custom resources whose entry declares onDelete
@@ -80,6 +78,11 @@ type Options struct {
 	// RequeueOnDeleteJob is how often a custom resource being deleted is
 	// checked while its onDelete Jobs run (default 2s).
 	RequeueOnDeleteJob time.Duration
+	// WholeObjects counts the custom resources of entries that only watch
+	// with informers of whole objects instead of their metadata, as the
+	// runtime did before (benchmarks compare the two; see
+	// ManagerOptions.WholeObjects).
+	WholeObjects bool
 }
 
 // Operator reconciles the entries of one plan. Build it with New, add it to a
@@ -175,6 +178,10 @@ type ManagerOptions struct {
 	// controllers (every custom resource is reconciled again); zero keeps
 	// controller-runtime's default (10 hours).
 	SyncPeriod time.Duration
+	// WholeObjects keeps objects whole in the caches, managedFields and the
+	// last-applied annotation included, as the runtime did before it
+	// trimmed them (benchmarks compare the two; see CacheOptions).
+	WholeObjects bool
 }
 
 // NewManager returns a controller-runtime manager set up for plan: the
@@ -186,6 +193,9 @@ func NewManager(cfg *rest.Config, plan *engine.Plan, o ManagerOptions) (manager.
 	cacheOpts := CacheOptions(plan, o.Namespace)
 	if o.SyncPeriod > 0 {
 		cacheOpts.SyncPeriod = &o.SyncPeriod
+	}
+	if o.WholeObjects {
+		cacheOpts = wholeObjects(cacheOpts)
 	}
 	probe := o.HealthProbeBindAddress
 	if probe == "" {
@@ -222,58 +232,6 @@ func NewManager(cfg *rest.Config, plan *engine.Plan, o ManagerOptions) (manager.
 		mo.Controller.SkipNameValidation = &t
 	}
 	return ctrl.NewManager(cfg, mo)
-}
-
-// CacheOptions restricts the manager's caches: child kinds to objects
-// labelled orkestra.orkspace.io/managed=true (a cluster's Secrets and Pods
-// are not all held in memory), every kind to the namespaces the katalog
-// limits it to (engine.Plan.WatchNamespaces: allowedNamespaces, namespace:),
-// and everything to namespace when it is set.
-func CacheOptions(plan *engine.Plan, namespace string) cache.Options {
-	sel := labels.SelectorFromSet(labels.Set{render.LabelManaged: "true"})
-	byObject := map[client.Object]cache.ByObject{}
-	scheme := Scheme()
-	inNamespaces := func(gvk schema.GroupVersionKind) map[string]cache.Config {
-		nss := plan.WatchNamespaces(gvk)
-		if nss == nil || namespace != "" {
-			return nil
-		}
-		out := make(map[string]cache.Config, len(nss))
-		for _, ns := range nss {
-			out[ns] = cache.Config{}
-		}
-		return out
-	}
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, e := range plan.Entries {
-		if e.Namespaced && !seen[e.GVK] {
-			seen[e.GVK] = true
-			if nss := inNamespaces(e.GVK); nss != nil {
-				u := &unstructured.Unstructured{}
-				u.SetGroupVersionKind(e.GVK)
-				byObject[u] = cache.ByObject{Namespaces: nss}
-			}
-		}
-		for _, k := range childKinds(e) {
-			// Only built-in kinds: the manager asks the API server about
-			// every kind listed here when it starts, and a custom kind may
-			// not be served yet.
-			if seen[k.gvk] || k.custom || !scheme.Recognizes(k.gvk) {
-				continue
-			}
-			seen[k.gvk] = true
-			obj, err := newObject(scheme, k.gvk)
-			if err != nil {
-				continue
-			}
-			byObject[obj] = cache.ByObject{Label: sel, Namespaces: inNamespaces(k.gvk)}
-		}
-	}
-	opts := cache.Options{ByObject: byObject}
-	if namespace != "" {
-		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
-	}
-	return opts
 }
 
 // childKind is a kind of child known before evaluation.
@@ -340,6 +298,7 @@ func (o *Operator) SetupWithManager(mgr manager.Manager) error {
 	if err := indexChildren(context.Background(), mgr, o.plan); err != nil {
 		return err
 	}
+	whole := wholeKinds(o.plan)
 	for _, e := range o.plan.Entries {
 		if !e.Enabled {
 			continue
@@ -351,7 +310,7 @@ func (o *Operator) SetupWithManager(mgr manager.Manager) error {
 			scheme:   mgr.GetScheme(),
 			recorder: recorder,
 		}, m)
-		if err := ec.setup(mgr); err != nil {
+		if err := ec.setup(mgr, whole[e.GVK] || o.opts.WholeObjects); err != nil {
 			return fmt.Errorf("katalog entry %s: %w", e.Name, err)
 		}
 		o.entries[e.Name] = ec
@@ -560,9 +519,13 @@ func (e *entryController) crObject() *unstructured.Unstructured {
 }
 
 // setup registers the entry's controller (or, for an entry that only
-// watches, its counting informer).
-func (e *entryController) setup(mgr manager.Manager) error {
-	inf, err := mgr.GetCache().GetInformer(context.Background(), e.crObject())
+// watches, its counting informer: of metadata only unless whole).
+func (e *entryController) setup(mgr manager.Manager, whole bool) error {
+	var watched client.Object = e.crObject()
+	if !whole {
+		watched = metadataObject(e.entry.GVK)
+	}
+	inf, err := mgr.GetCache().GetInformer(context.Background(), watched)
 	if err != nil {
 		return fmt.Errorf("informer for %s: %w", e.entry.GVK, err)
 	}

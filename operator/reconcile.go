@@ -67,9 +67,13 @@ func (e *entryController) Reconcile(ctx context.Context, req reconcile.Request) 
 
 // reconcile returns retry=true when it asks to run again soon for a
 // transient reason.
+//
+// The custom resource is the cache's own object, not a copy: evaluations
+// only read it (CEL and template values never alias their input), and every
+// write patches a copy (patchCopy).
 func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, bool, error) {
 	cr := e.crObject()
-	if err := e.client.Get(ctx, req.NamespacedName, cr); err != nil {
+	if err := e.client.Get(ctx, req.NamespacedName, cr, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, false, nil
 		}
@@ -96,14 +100,16 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		return e.hold(ctx, cr, ReasonGated, fmt.Sprintf("not reconciled: the preReconcile gate %s does not hold", e.entry.Gate.Source()), 0)
 	}
 	if fins := e.finalizers(); len(fins) > 0 && !hasAll(cr.GetFinalizers(), fins) {
-		orig := cr.DeepCopy()
-		cr.SetFinalizers(union(cr.GetFinalizers(), fins))
-		if err := e.client.Patch(ctx, cr, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		written, err := e.patchCopy(ctx, cr, true, func(w *unstructured.Unstructured) {
+			w.SetFinalizers(union(w.GetFinalizers(), fins))
+		})
+		if err != nil {
 			if apierrors.IsConflict(err) {
 				return reconcile.Result{RequeueAfter: retryAfter}, true, nil
 			}
 			return reconcile.Result{}, false, fmt.Errorf("adding the finalizer: %w", err)
 		}
+		cr = written
 	}
 	a := &applier{e: e, ctx: ctx, cr: cr, now: e.op.opts.Now()}
 	opts := e.renderOptions(ctx, render.ApplyHooks)
@@ -231,15 +237,13 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	if pending || a.retry {
 		return reconcile.Result{RequeueAfter: e.op.opts.RequeueOnDeleteJob}, true, nil
 	}
-	orig := cr.DeepCopy()
 	var keep []string
 	for _, f := range cr.GetFinalizers() {
 		if !slices.Contains(fins, f) {
 			keep = append(keep, f)
 		}
 	}
-	cr.SetFinalizers(keep)
-	if err := e.client.Patch(ctx, cr, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	if _, err := e.patchCopy(ctx, cr, true, func(w *unstructured.Unstructured) { w.SetFinalizers(keep) }); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, false, nil
 		}
@@ -299,18 +303,39 @@ func (a *applier) recordJobs() error {
 		list = append(list, j)
 	}
 	sort.Strings(list)
-	orig := a.cr.DeepCopy()
-	ann := a.cr.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
+	written, err := a.e.patchCopy(a.ctx, a.cr, false, func(w *unstructured.Unstructured) {
+		ann := w.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		if len(list) == 0 {
+			delete(ann, AnnotationJobs)
+		} else {
+			ann[AnnotationJobs] = strings.Join(list, ",")
+		}
+		w.SetAnnotations(ann)
+	})
+	if err != nil {
+		return err
 	}
-	if len(list) == 0 {
-		delete(ann, AnnotationJobs)
-	} else {
-		ann[AnnotationJobs] = strings.Join(list, ",")
+	a.cr = written
+	return nil
+}
+
+// patchCopy writes change to the custom resource cr with a merge patch of a
+// copy (cr may be the cache's object, never changed), optimistically locked
+// when asked, and returns the copy as written.
+func (e *entryController) patchCopy(ctx context.Context, cr *unstructured.Unstructured, lock bool, change func(*unstructured.Unstructured)) (*unstructured.Unstructured, error) {
+	w := cr.DeepCopy()
+	change(w)
+	patch := client.MergeFrom(cr)
+	if lock {
+		patch = client.MergeFromWithOptions(cr, client.MergeFromWithOptimisticLock{})
 	}
-	a.cr.SetAnnotations(ann)
-	return a.e.client.Patch(a.ctx, a.cr, client.MergeFrom(orig))
+	if err := e.client.Patch(ctx, w, patch); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 func jobSet(cr *unstructured.Unstructured) map[string]bool {

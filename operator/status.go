@@ -16,10 +16,11 @@ import (
 )
 
 // writeStatus sets the status fields, observedGeneration and the Ready
-// condition on cr and writes them — through the status subresource when the
-// CRD version has one — only when they differ from what is stored. What the
-// status schema cannot hold (a CRD without conditions in its status) is left
-// out, as the API server would prune it.
+// condition on a copy of cr (cr may be the cache's object) and writes them —
+// through the status subresource when the CRD version has one — only when
+// they differ from what is stored. What the status schema cannot hold (a CRD
+// without conditions in its status) is left out, as the API server would
+// prune it.
 func (e *entryController) writeStatus(ctx context.Context, cr *unstructured.Unstructured, fields map[string]any, ready metav1.Condition) error {
 	statusSchema := e.statusSchema()
 	if statusSchema == nil {
@@ -41,12 +42,12 @@ func (e *entryController) writeStatus(ctx context.Context, cr *unstructured.Unst
 	if jsonEqual(cur, next) {
 		return nil
 	}
-	orig := cr.DeepCopy()
-	cr.Object["status"] = next
+	w := cr.DeepCopy()
+	w.Object["status"] = next
 	if e.hasStatusSubresource() {
-		return e.client.Status().Patch(ctx, cr, client.MergeFrom(orig))
+		return e.client.Status().Patch(ctx, w, client.MergeFrom(cr))
 	}
-	return e.client.Patch(ctx, cr, client.MergeFrom(orig))
+	return e.client.Patch(ctx, w, client.MergeFrom(cr))
 }
 
 func (e *entryController) statusSchema() *structuralschema.Structural {

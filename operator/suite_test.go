@@ -205,6 +205,9 @@ type harnessOptions struct {
 	// clusterWide: the manager watches every namespace (the katalog's own
 	// namespace rules then decide).
 	clusterWide bool
+	// wholeObjects: the caches hold whole objects (ManagerOptions and
+	// Options.WholeObjects).
+	wholeObjects bool
 }
 
 // startOperator starts an operator for plan in a fresh namespace.
@@ -219,7 +222,7 @@ func startOperator(t testing.TB, plan *engine.Plan, opts ...func(*harnessOptions
 	}
 	h := &harness{t: t, ns: o.ns, plan: plan, clock: &fakeClock{}, reg: prometheus.NewRegistry()}
 	h.clock.set(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
-	mo := ManagerOptions{Namespace: o.ns, SkipControllerNameValidation: true, GracefulShutdownTimeout: 5 * time.Second}
+	mo := ManagerOptions{Namespace: o.ns, SkipControllerNameValidation: true, GracefulShutdownTimeout: 5 * time.Second, WholeObjects: o.wholeObjects}
 	if o.clusterWide {
 		mo.Namespace = ""
 	}
@@ -239,6 +242,7 @@ func startOperator(t testing.TB, plan *engine.Plan, opts ...func(*harnessOptions
 		Now:                          h.clock.now,
 		SkipControllerNameValidation: true,
 		RequeueOnDeleteJob:           200 * time.Millisecond,
+		WholeObjects:                 o.wholeObjects,
 		WrapClient: func(c client.Client) client.Client {
 			h.client = &countingClient{Client: c}
 			return h.client
@@ -568,19 +572,22 @@ func (s *countingSubResource) Patch(ctx context.Context, obj client.Object, patc
 }
 
 // requestCounter counts HTTP requests to the API server by method; watch
-// streams are counted apart.
+// streams are counted apart. It keeps the Accept header last sent for
+// each path (what form of object a list or watch asked for).
 type requestCounter struct {
 	mu      sync.Mutex
 	byVerb  map[string]int64
 	watches int64
+	accept  map[string]string
 }
 
 func (r *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		r.mu.Lock()
 		if r.byVerb == nil {
-			r.byVerb = map[string]int64{}
+			r.byVerb, r.accept = map[string]int64{}, map[string]string{}
 		}
+		r.accept[req.URL.Path] = req.Header.Get("Accept")
 		if req.URL.Query().Get("watch") == "true" {
 			r.watches++
 		} else {
@@ -600,6 +607,13 @@ func (r *requestCounter) total() int64 {
 		n += v
 	}
 	return n
+}
+
+// acceptOf returns the Accept header last sent for path.
+func (r *requestCounter) acceptOf(path string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.accept[path]
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,10 @@ import (
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
+
+// envProfile names a directory: each run saves its runtime's heap profile
+// at rest there (heap-N-whole.pprof, heap-N-trimmed.pprof), for go tool pprof.
+const envProfile = "ORKESTRA_SCALE_PROFILE"
 
 // envSizes lists the numbers of custom resources to measure, comma-separated
 // (default 1000): ORKESTRA_SCALE_N=1000,10000 adds the long run.
@@ -46,9 +51,11 @@ type measurement struct {
 // fields, served at two versions) through the API and measures, each on a
 // fresh API server: the time until every one is Ready with its children; the
 // runtime's resident memory and live heap at rest, and per custom resource;
-// its API writes during an idle resync (must be 0). The baseline is a plain
-// client doing the API work convergence needs at the least: create each
-// custom resource and its two children, write its status once.
+// its API writes during an idle resync (must be 0). Two baselines: a plain
+// client doing the API work convergence needs at the least (create each
+// custom resource and its two children, write its status once), and the
+// same runtime with whole objects in its caches (the transforms off, as
+// before: operator.ManagerOptions.WholeObjects).
 //
 //	KUBEBUILDER_ASSETS=… go test -run '^$' -bench Scale -benchtime 1x ./operator/scale/
 //	ORKESTRA_SCALE_N=1000,10000 …   (the 10 000 run takes about 15 minutes on 2 cores)
@@ -61,9 +68,10 @@ func BenchmarkScale(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.Logf("load average before: %s", loadAverage())
 				base := baseline(b, n)
-				on := measure(b, n)
+				off := measure(b, n, true)
+				on := measure(b, n, false)
 				b.Logf("load average after: %s", loadAverage())
-				report(b, n, base, on)
+				report(b, n, base, off, on)
 			}
 		})
 	}
@@ -86,14 +94,18 @@ func sizes(b *testing.B) []int {
 }
 
 // measure runs the runtime over n new custom resources on a fresh API
-// server.
-func measure(b *testing.B, n int, env ...string) measurement {
+// server; whole: with whole objects in its caches.
+func measure(b *testing.B, n int, whole bool) measurement {
 	b.Helper()
 	cp := startControlPlane(b)
 	// The informers resync (replay their objects to the controllers) every
 	// syncPeriod: after convergence the benchmark waits for one.
 	syncPeriod := max(time.Minute, time.Duration(n)*30*time.Millisecond)
-	p := startRuntime(b, cp, append(env, envSyncPeriod+"="+syncPeriod.String())...)
+	env := []string{envSyncPeriod + "=" + syncPeriod.String()}
+	if whole {
+		env = append(env, envWhole+"=1")
+	}
+	p := startRuntime(b, cp, env...)
 	var m measurement
 	p.idle(2*time.Second, time.Minute)
 	m.rss0, m.heap0 = p.stats(false).RSS, p.stats(true).HeapLive
@@ -112,6 +124,13 @@ func measure(b *testing.B, n int, env ...string) measurement {
 	rest := p.idle(5*time.Second, 5*time.Minute)
 	m.rss = rest.RSS
 	m.heap = p.stats(true).HeapLive
+	if dir := os.Getenv(envProfile); dir != "" {
+		name := fmt.Sprintf("heap-%d-trimmed.pprof", n)
+		if whole {
+			name = fmt.Sprintf("heap-%d-whole.pprof", n)
+		}
+		p.saveProfile(filepath.Join(dir, name))
+	}
 
 	// An idle resync: every custom resource reconciled again, no write.
 	p.waitFor("an informer resync", 2*syncPeriod+time.Duration(n)*10*time.Millisecond, func(st runtimeStats) bool {
@@ -178,27 +197,49 @@ func baseline(b *testing.B, n int) time.Duration {
 	return time.Since(start)
 }
 
-func report(b *testing.B, n int, base time.Duration, on measurement) {
+func report(b *testing.B, n int, base time.Duration, off, on measurement) {
 	b.Helper()
-	kb := func(v uint64) float64 { return float64(v) / 1024 }
-	perCR := func(at, zero uint64) float64 { return (kb(at) - kb(zero)) / float64(n) }
 	b.ReportMetric(on.converge.Seconds(), "s/converge")
+	b.ReportMetric(off.converge.Seconds(), "s/converge-whole")
 	b.ReportMetric(base.Seconds(), "s/baseline")
 	b.ReportMetric(on.converge.Seconds()/base.Seconds(), "x-baseline")
+	b.ReportMetric(on.converge.Seconds()/off.converge.Seconds(), "x-whole-converge")
 	b.ReportMetric(float64(on.writes)/float64(n), "writes/CR")
-	b.ReportMetric(kb(on.rss)/1024, "MB-rss")
-	b.ReportMetric(kb(on.heap)/1024, "MB-heap")
-	b.ReportMetric(perCR(on.rss, on.rss0), "KB-rss/CR")
-	b.ReportMetric(perCR(on.heap, on.heap0), "KB-heap/CR")
+	b.ReportMetric(mb(on.rss), "MB-rss")
+	b.ReportMetric(mb(off.rss), "MB-rss-whole")
+	b.ReportMetric(mb(on.heap), "MB-heap")
+	b.ReportMetric(mb(off.heap), "MB-heap-whole")
+	b.ReportMetric(on.rssPerCR(n), "KB-rss/CR")
+	b.ReportMetric(off.rssPerCR(n), "KB-rss/CR-whole")
+	b.ReportMetric(on.heapPerCR(n), "KB-heap/CR")
+	b.ReportMetric(off.heapPerCR(n), "KB-heap/CR-whole")
+	b.ReportMetric(on.rssPerCR(n)/off.rssPerCR(n), "x-whole-rss/CR")
+	b.ReportMetric(on.heapPerCR(n)/off.heapPerCR(n), "x-whole-heap/CR")
 	b.ReportMetric(float64(on.idleWrites), "writes/idle-resync")
-	b.Logf("N=%d: converged in %.1fs (baseline %.1fs), %.2f writes/CR; at rest RSS %.0f MB (%.0f before any CR), live heap %.0f MB (%.0f); idle resync: %.0f reconciles, %d writes",
-		n, on.converge.Seconds(), base.Seconds(), float64(on.writes)/float64(n), kb(on.rss)/1024, kb(on.rss0)/1024, kb(on.heap)/1024, kb(on.heap0)/1024, on.resynced, on.idleWrites)
-	if on.idleWrites != 0 {
-		b.Errorf("an idle resync wrote %d times to the API server; want 0", on.idleWrites)
+	for _, r := range []struct {
+		name string
+		m    measurement
+	}{{"trimmed caches", on}, {"whole objects", off}} {
+		m := r.m
+		b.Logf("N=%d, %s: converged in %.1fs (plain client %.1fs), %.2f writes/CR; at rest RSS %.0f MB (%.0f before any CR: %.1f KB/CR), live heap %.1f MB (%.1f: %.1f KB/CR); idle resync: %.0f reconciles, %d writes",
+			n, r.name, m.converge.Seconds(), base.Seconds(), float64(m.writes)/float64(n), mb(m.rss), mb(m.rss0), m.rssPerCR(n), mb(m.heap), mb(m.heap0), m.heapPerCR(n), m.resynced, m.idleWrites)
+		if m.idleWrites != 0 {
+			b.Errorf("%s: an idle resync wrote %d times to the API server; want 0", r.name, m.idleWrites)
+		}
+		if m.resynced < float64(n) {
+			b.Errorf("%s: the idle resync reconciled %.0f custom resources; want at least %d", r.name, m.resynced, n)
+		}
 	}
-	if on.resynced < float64(n) {
-		b.Errorf("the idle resync reconciled %.0f custom resources; want at least %d", on.resynced, n)
-	}
+}
+
+func mb(v uint64) float64 { return float64(v) / (1 << 20) }
+
+func (m measurement) rssPerCR(n int) float64 {
+	return (float64(m.rss) - float64(m.rss0)) / 1024 / float64(n)
+}
+
+func (m measurement) heapPerCR(n int) float64 {
+	return (float64(m.heap) - float64(m.heap0)) / 1024 / float64(n)
 }
 
 // parallel runs f(0..n-1) on `workers` goroutines; the first error stops it.

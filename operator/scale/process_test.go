@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -75,6 +76,24 @@ func (p *runtimeProcess) stats(gc bool) runtimeStats {
 		p.b.Fatal(err)
 	}
 	return st
+}
+
+// saveProfile writes the runtime's heap profile to file.
+func (p *runtimeProcess) saveProfile(file string) {
+	p.b.Helper()
+	resp, err := http.Get("http://" + p.addr + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		p.b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil {
+		err = os.WriteFile(file, b, 0o644)
+	}
+	if err != nil {
+		p.b.Fatal(err)
+	}
+	p.b.Logf("heap profile: %s", file)
 }
 
 func (p *runtimeProcess) waitFor(what string, limit time.Duration, ok func(runtimeStats) bool) runtimeStats {

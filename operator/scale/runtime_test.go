@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	_ "net/http/pprof" // /debug/pprof on the stats port (ORKESTRA_SCALE_PROFILE)
 	"os"
 	"os/signal"
 	"runtime"
@@ -34,6 +35,9 @@ import (
 const (
 	envRuntime    = "ORKESTRA_SCALE_RUNTIME" // the kubeconfig file
 	envSyncPeriod = "ORKESTRA_SCALE_SYNC_PERIOD"
+	// envWhole=1 runs the runtime with whole objects in its caches, as
+	// before it trimmed them (the transforms off).
+	envWhole = "ORKESTRA_SCALE_WHOLE"
 )
 
 // runtimeStats is what the runtime process reports on /stats.
@@ -81,7 +85,8 @@ func runRuntime(kubeconfig string) error {
 	if err != nil {
 		return err
 	}
-	mo := operator.ManagerOptions{}
+	whole := os.Getenv(envWhole) == "1"
+	mo := operator.ManagerOptions{WholeObjects: whole}
 	if s := os.Getenv(envSyncPeriod); s != "" {
 		if mo.SyncPeriod, err = time.ParseDuration(s); err != nil {
 			return fmt.Errorf("%s: %w", envSyncPeriod, err)
@@ -92,7 +97,7 @@ func runRuntime(kubeconfig string) error {
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	op := operator.New(plan, operator.Options{Registry: reg})
+	op := operator.New(plan, operator.Options{Registry: reg, WholeObjects: whole})
 	if err := op.SetupWithManager(mgr); err != nil {
 		return err
 	}
