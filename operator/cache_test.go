@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,10 +18,7 @@ import (
 	"github.com/orkspace/orkestra-cel/engine"
 )
 
-var (
-	websiteV1       = schema.GroupVersionKind{Group: "demo.orkestra.io", Version: "v1", Kind: "Website"}
-	websiteV1alpha1 = schema.GroupVersionKind{Group: "demo.orkestra.io", Version: "v1alpha1", Kind: "Website"}
-)
+var websiteV1 = schema.GroupVersionKind{Group: "demo.orkestra.io", Version: "v1", Kind: "Website"}
 
 // applyShop writes examples/website's shop with server-side apply, carrying
 // the last-applied annotation as kubectl apply writes it: on the server it
@@ -38,27 +34,22 @@ func applyShop(t *testing.T, ns string) *unstructured.Unstructured {
 }
 
 // cachedObjects lists from the manager's cache what the operator holds of
-// the website katalog in ns: custom resources at v1 (whole), at v1alpha1
-// (metadata), Deployments, Services and ConfigMaps.
+// the website katalog in ns: custom resources at v1, Deployments, Services
+// and ConfigMaps.
 func cachedObjects(t *testing.T, h *harness) []client.Object {
 	t.Helper()
 	ctx := context.Background()
 	crs := &unstructured.UnstructuredList{}
 	crs.SetGroupVersionKind(websiteV1.GroupVersion().WithKind("WebsiteList"))
-	metas := &metav1.PartialObjectMetadataList{}
-	metas.SetGroupVersionKind(websiteV1alpha1.GroupVersion().WithKind("WebsiteList"))
 	deps, svcs, cms := &appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}
 	var out []client.Object
-	for _, l := range []client.ObjectList{crs, metas, deps, svcs, cms} {
+	for _, l := range []client.ObjectList{crs, deps, svcs, cms} {
 		if err := h.mgr.GetCache().List(ctx, l, client.InNamespace(h.ns)); err != nil {
 			t.Fatalf("listing %T from the cache: %v", l, err)
 		}
 	}
 	for i := range crs.Items {
 		out = append(out, &crs.Items[i])
-	}
-	for i := range metas.Items {
-		out = append(out, &metas.Items[i])
 	}
 	for i := range deps.Items {
 		out = append(out, &deps.Items[i])
@@ -74,8 +65,7 @@ func cachedObjects(t *testing.T, h *harness) []client.Object {
 
 // TestCachesHoldNoManagedFields: what enters the operator's caches carries
 // no managedFields and no last-applied annotation, though the API server's
-// objects do; the entry that only counts watches metadata; drift correction
-// keeps on the server what the caches dropped.
+// objects do; drift correction keeps on the server what the caches dropped.
 func TestCachesHoldNoManagedFields(t *testing.T) {
 	h := startOperator(t, loadPlan(t, filepath.Join("..", "examples", "website", "katalog.yaml")))
 	ctx := context.Background()
@@ -112,7 +102,7 @@ func TestCachesHoldNoManagedFields(t *testing.T) {
 	var objs []client.Object
 	eventually(t, "the caches to hold shop and its four children", func() error {
 		objs = cachedObjects(t, h)
-		if len(objs) != 6 {
+		if len(objs) != 5 {
 			return fmt.Errorf("%d objects cached", len(objs))
 		}
 		return nil
@@ -132,13 +122,46 @@ func TestCachesHoldNoManagedFields(t *testing.T) {
 	if len(live.GetManagedFields()) == 0 || live.GetAnnotations()[engine.AnnotationLastApplied] == "" || live.GetAnnotations()["team"] != "storefront" {
 		t.Errorf("the server's shop lacks what the test wrote (managedFields %d, annotations %v)", len(live.GetManagedFields()), live.GetAnnotations())
 	}
+}
 
-	// The entry that only counts asked the API server for metadata; the
-	// one that reconciles for whole objects.
-	alpha := apiCalls.acceptOf("/apis/demo.orkestra.io/v1alpha1/namespaces/" + h.ns + "/websites")
-	v1 := apiCalls.acceptOf("/apis/demo.orkestra.io/v1/namespaces/" + h.ns + "/websites")
-	if !strings.Contains(alpha, "as=PartialObjectMetadata") || strings.Contains(v1, "as=PartialObjectMetadata") {
-		t.Errorf("watches asked for v1alpha1 %q and v1 %q; want metadata only for v1alpha1", alpha, v1)
+// TestCountingEntriesHoldNoObjects: an entry that only counts (another
+// version of a CRD) counts with the informer of the entry that reconciles
+// the CRD, watching nothing itself; without such an entry it watches
+// metadata only.
+func TestCountingEntriesHoldNoObjects(t *testing.T) {
+	file := filepath.Join("..", "examples", "website", "katalog.yaml")
+	path := func(ns, version string) string {
+		return "/apis/demo.orkestra.io/" + version + "/namespaces/" + ns + "/websites"
+	}
+	counts := func(h *harness, want int) {
+		t.Helper()
+		eventually(t, "the v1alpha1 entry to count the websites", func() error {
+			if st, _ := h.op.Entry("website-v1alpha1"); st.ResourceCount != want || !st.Started {
+				return fmt.Errorf("%+v", st)
+			}
+			return nil
+		})
+	}
+
+	h := startOperator(t, loadPlan(t, file))
+	create(t, readExample(t, h.ns, "website", "website-v1alpha1.yaml"))
+	waitPhase(t, applyShop(t, h.ns), "Running")
+	counts(h, 2)
+	if a := apiCalls.acceptOf(path(h.ns, "v1alpha1")); a != "" {
+		t.Errorf("the v1alpha1 entry watches (Accept %q); it should count with v1's informer", a)
+	}
+	if a := apiCalls.acceptOf(path(h.ns, "v1")); a == "" || strings.Contains(a, "as=PartialObjectMetadata") {
+		t.Errorf("the v1 entry watched with Accept %q; want whole objects", a)
+	}
+
+	// The reconciling entry disabled: v1alpha1 counts alone, from metadata.
+	plan := loadPlan(t, file)
+	plan.Entry("website-v1").Enabled = false
+	alone := startOperator(t, plan)
+	create(t, readExample(t, alone.ns, "website", "website-v1alpha1.yaml"))
+	counts(alone, 1)
+	if a := apiCalls.acceptOf(path(alone.ns, "v1alpha1")); !strings.Contains(a, "as=PartialObjectMetadata") {
+		t.Errorf("the v1alpha1 entry watched with Accept %q; want metadata only", a)
 	}
 }
 

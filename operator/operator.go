@@ -10,13 +10,15 @@
 // per-kind drift comparison of the fields the katalog manages: a reconcile
 // with nothing to change makes no write call. Entries that do not reconcile
 // (another version of a CRD whose storage-version entry reconciles) only
-// count their resources through an informer.
+// count their resources, with that entry's informer (see cache.go for what
+// the caches hold).
 package operator
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -310,11 +312,16 @@ func (o *Operator) SetupWithManager(mgr manager.Manager) error {
 			scheme:   mgr.GetScheme(),
 			recorder: recorder,
 		}, m)
-		if err := ec.setup(mgr, whole[e.GVK] || o.opts.WholeObjects); err != nil {
-			return fmt.Errorf("katalog entry %s: %w", e.Name, err)
-		}
 		o.entries[e.Name] = ec
 		o.order = append(o.order, ec)
+	}
+	for _, ec := range o.order {
+		if !o.opts.WholeObjects {
+			ec.countOf = o.countingSibling(ec)
+		}
+		if err := ec.setup(mgr, whole[ec.entry.GVK] || o.opts.WholeObjects); err != nil {
+			return fmt.Errorf("katalog entry %s: %w", ec.entry.Name, err)
+		}
 	}
 	// Once every informer synced: ready (on every replica).
 	return mgr.Add(&syncRunnable{op: o, cache: mgr.GetCache()})
@@ -421,6 +428,10 @@ type entryController struct {
 
 	active    atomic.Int64
 	resources atomic.Int64
+	// countOf, for an entry that only counts, is the entry reconciling the
+	// same CRD in the same namespaces: every version of a CRD lists the same
+	// objects, so its informer's count is this entry's too.
+	countOf *entryController
 	// views converts observed children for read-back once per change.
 	views childViews
 	// consecutiveFailures counts the reconciles that failed since the last
@@ -436,7 +447,7 @@ type entryController struct {
 func (e *entryController) status() EntryStatus {
 	st := EntryStatus{
 		WorkersActive: int(e.active.Load()),
-		ResourceCount: int(e.resources.Load()),
+		ResourceCount: int(e.count()),
 	}
 	if e.entry.Reconciles {
 		st.Workers = e.workers()
@@ -518,9 +529,38 @@ func (e *entryController) crObject() *unstructured.Unstructured {
 	return u
 }
 
-// setup registers the entry's controller (or, for an entry that only
-// watches, its counting informer: of metadata only unless whole).
+// count is how many custom resources the entry's informer (or that of the
+// entry it counts with) holds.
+func (e *entryController) count() int64 {
+	if e.countOf != nil {
+		return e.countOf.resources.Load()
+	}
+	return e.resources.Load()
+}
+
+// countingSibling returns the entry whose informer counts e's custom
+// resources: for an entry that only watches, the one that reconciles the
+// same CRD when both watch the same namespaces; nil when there is none.
+func (o *Operator) countingSibling(e *entryController) *entryController {
+	if e.entry.Reconciles {
+		return nil
+	}
+	for _, s := range o.order {
+		if s.entry.Reconciles && s.entry.GVK.GroupKind() == e.entry.GVK.GroupKind() &&
+			slices.Equal(o.plan.WatchNamespaces(s.entry.GVK), o.plan.WatchNamespaces(e.entry.GVK)) {
+			return s
+		}
+	}
+	return nil
+}
+
+// setup registers the entry's controller; for an entry that only watches,
+// its counting informer (of metadata only unless whole), or nothing when
+// another entry's informer counts for it.
 func (e *entryController) setup(mgr manager.Manager, whole bool) error {
+	if e.countOf != nil {
+		return nil
+	}
 	var watched client.Object = e.crObject()
 	if !whole {
 		watched = metadataObject(e.entry.GVK)

@@ -143,10 +143,18 @@ func kubeconfigFile(path string) (*rest.Config, error) {
 // defaultMigrationQPS bounds the writes of a storage migration by default.
 const defaultMigrationQPS = 100
 
-// restConfig loads the cluster configuration the standard way.
+// restConfig loads the cluster configuration the standard way. Requests are
+// not throttled on the client, whatever the source (controller-runtime's
+// loader does the same for the others): the API server's priority and
+// fairness limits them, and client-go's default of 5 a second would hold
+// convergence of a thousand custom resources for minutes.
 func (rf *runFlags) restConfig() (*rest.Config, error) {
 	if rf.kubeconfig != "" {
-		return kubeconfigFile(rf.kubeconfig)
+		cfg, err := kubeconfigFile(rf.kubeconfig)
+		if err == nil && cfg.QPS == 0 && cfg.RateLimiter == nil {
+			cfg.QPS = -1
+		}
+		return cfg, err
 	}
 	cfg, err := ctrlconfig.GetConfig()
 	if err != nil {

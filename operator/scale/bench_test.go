@@ -38,8 +38,9 @@ type measurement struct {
 	// writes are the runtime's API writes until convergence.
 	writes int64
 	// rss0/heap0 at rest before any custom resource exists; rss/heap at
-	// rest once all converged (rss as found; heap live after a collection).
-	rss0, heap0, rss, heap uint64
+	// rest after convergence and an idle resync (rss as found, heap live
+	// after a collection); rssConverged just after convergence.
+	rss0, heap0, rss, heap, rssConverged uint64
 	// idleWrites are the API writes of an idle resync (want 0), resynced
 	// the reconciles it made.
 	idleWrites int64
@@ -121,7 +122,18 @@ func measure(b *testing.B, n int, whole bool) measurement {
 	m.writes = p.stats(false).Writes - before.Writes
 	checkChildren(b, cp, n)
 
+	converged := p.idle(5*time.Second, 5*time.Minute)
+	m.rssConverged = converged.RSS
+
+	// An idle resync: every custom resource reconciled again, no write.
+	p.waitFor("an informer resync", 2*syncPeriod+time.Duration(n)*10*time.Millisecond, func(st runtimeStats) bool {
+		return st.Reconciles >= converged.Reconciles+float64(n)
+	})
 	rest := p.idle(5*time.Second, 5*time.Minute)
+	m.idleWrites = rest.Writes - converged.Writes
+	m.resynced = rest.Reconciles - converged.Reconciles
+	// At rest: a minute or more after convergence, when the Go runtime has
+	// returned most of what convergence's garbage took.
 	m.rss = rest.RSS
 	m.heap = p.stats(true).HeapLive
 	if dir := os.Getenv(envProfile); dir != "" {
@@ -131,14 +143,6 @@ func measure(b *testing.B, n int, whole bool) measurement {
 		}
 		p.saveProfile(filepath.Join(dir, name))
 	}
-
-	// An idle resync: every custom resource reconciled again, no write.
-	p.waitFor("an informer resync", 2*syncPeriod+time.Duration(n)*10*time.Millisecond, func(st runtimeStats) bool {
-		return st.Reconciles >= rest.Reconciles+float64(n)
-	})
-	after := p.idle(5*time.Second, 5*time.Minute)
-	m.idleWrites = after.Writes - rest.Writes
-	m.resynced = after.Reconciles - rest.Reconciles
 	p.stop()
 	return m
 }
@@ -221,8 +225,8 @@ func report(b *testing.B, n int, base time.Duration, off, on measurement) {
 		m    measurement
 	}{{"trimmed caches", on}, {"whole objects", off}} {
 		m := r.m
-		b.Logf("N=%d, %s: converged in %.1fs (plain client %.1fs), %.2f writes/CR; at rest RSS %.0f MB (%.0f before any CR: %.1f KB/CR), live heap %.1f MB (%.1f: %.1f KB/CR); idle resync: %.0f reconciles, %d writes",
-			n, r.name, m.converge.Seconds(), base.Seconds(), float64(m.writes)/float64(n), mb(m.rss), mb(m.rss0), m.rssPerCR(n), mb(m.heap), mb(m.heap0), m.heapPerCR(n), m.resynced, m.idleWrites)
+		b.Logf("N=%d, %s: converged in %.1fs (plain client %.1fs), %.2f writes/CR, RSS then %.0f MB; at rest RSS %.0f MB (%.0f before any CR: %.1f KB/CR), live heap %.1f MB (%.1f: %.1f KB/CR); idle resync: %.0f reconciles, %d writes",
+			n, r.name, m.converge.Seconds(), base.Seconds(), float64(m.writes)/float64(n), mb(m.rssConverged), mb(m.rss), mb(m.rss0), m.rssPerCR(n), mb(m.heap), mb(m.heap0), m.heapPerCR(n), m.resynced, m.idleWrites)
 		if m.idleWrites != 0 {
 			b.Errorf("%s: an idle resync wrote %d times to the API server; want 0", r.name, m.idleWrites)
 		}
