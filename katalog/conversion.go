@@ -52,9 +52,30 @@ func (d *decoder) conversion(n *yaml.Node) *Conversion {
 				p.Annotations = d.value(af.value, ipath+".metadata.annotations")
 			}
 		}
+		if f, ok := po["mayFail"]; ok {
+			p.MayFail, p.MayFailPos = d.mayFail(f.value, p, ipath+".mayFail"), d.pos(f.value)
+		}
 		c.Paths = append(c.Paths, p)
 	}
 	return c
+}
+
+// mayFail decodes a path's acknowledgement that it may fail on objects its
+// source schema accepts: the reason, a non-empty string. A bare `true` (the
+// form other converters take) is refused: the reason is what a reader of
+// check, explain and a failed conversion is shown.
+func (d *decoder) mayFail(n *yaml.Node, p *ConversionPath, path string) string {
+	example := fmt.Sprintf("e.g. mayFail: \"spec.tier is free text at %s; objects whose tier is not a label value do not convert\"", p.From)
+	n = resolve(n)
+	switch {
+	case n == nil || isNull(n) || n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.TrimSpace(n.Value) == "":
+		d.errorf(n, path, "mayFail needs the reason the path may fail on objects the %s schema accepts (%s); remove mayFail if it cannot fail", p.From, example)
+	case n.Kind != yaml.ScalarNode || n.Tag != "!!str":
+		d.errorf(n, path, "mayFail takes the reason as a string, got %s (%s)", describe(n), example)
+	default:
+		return strings.TrimSpace(n.Value)
+	}
+	return ""
 }
 
 // checkConversions validates conversion blocks against the CRD manifests,

@@ -150,7 +150,9 @@ func statusSchema() map[string]any {
 }
 
 func conversionSchema() map[string]any {
-	path := obj(conversionPathKeys, map[string]any{"from": str(), "to": str(), "metadata": obj(pathMetadataKeys, nil, false)}, false)
+	mayFail := desc("Why this path may fail on objects its source schema accepts: check --strict then lists its findings as acknowledged, and conformance leaves the objects it rejects out of its round trips.",
+		map[string]any{"type": "string", "pattern": `\S`})
+	path := obj(conversionPathKeys, map[string]any{"from": str(), "to": str(), "metadata": obj(pathMetadataKeys, nil, false), "mayFail": mayFail}, false)
 	path["required"] = []string{"from", "to"}
 	return obj(conversionKeys, map[string]any{"storageVersion": str(), "paths": arr(path)}, false)
 }

@@ -25,7 +25,7 @@ var (
 	statusFieldKeys         = []string{"path", "value", "type", "when", "clearOnFalse"}
 	conversionKeys          = []string{"storageVersion", "paths"}
 	unimplementedConversion = []string{"updateCRD", "participant", "enabled"}
-	conversionPathKeys      = []string{"from", "to", "spec", "status", "metadata"}
+	conversionPathKeys      = []string{"from", "to", "spec", "status", "metadata", "mayFail"}
 	pathMetadataKeys        = []string{"labels", "annotations"}
 	forEachKeys             = []string{"field", "as"}
 	preReconcileKeys        = []string{"when", "or", "anyOf", "reconcileGate", "enqueueGate", "sentinels"}

@@ -43,6 +43,10 @@ type Severity int
 const (
 	Error Severity = iota
 	Warning
+	// Acknowledged: a finding the katalog declares it accepts, with its
+	// reason in Diagnostic.Reason (a conversion path's mayFail). It is
+	// listed, and fails nothing.
+	Acknowledged
 )
 
 // Diagnostic is one problem found while loading or compiling a katalog. It
@@ -54,6 +58,8 @@ type Diagnostic struct {
 	Entry    string // CRD entry name, when known
 	Field    string // field path inside the entry, e.g. operatorBox.onReconcile.deployments[0].image
 	Message  string
+	// Reason is why the katalog accepts an Acknowledged finding.
+	Reason string
 	// owner is the entry whose decoding reported it, so that the
 	// diagnostics of an entry a Komposer override replaces go with it.
 	owner *CRDEntry
@@ -63,8 +69,11 @@ func (d Diagnostic) Error() string {
 	var b strings.Builder
 	b.WriteString(d.Pos.String())
 	b.WriteString(": ")
-	if d.Severity == Warning {
+	switch d.Severity {
+	case Warning:
 		b.WriteString("warning: ")
+	case Acknowledged:
+		b.WriteString("acknowledged: ")
 	}
 	if d.Entry != "" {
 		b.WriteString("[")
@@ -76,6 +85,9 @@ func (d Diagnostic) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(d.Message)
+	if d.Reason != "" {
+		fmt.Fprintf(&b, " (mayFail: %q)", d.Reason)
+	}
 	return b.String()
 }
 
@@ -106,6 +118,17 @@ func (ds Diagnostics) Warnings() Diagnostics {
 	var out Diagnostics
 	for _, d := range ds {
 		if d.Severity == Warning {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Acknowledged returns only the acknowledged diagnostics.
+func (ds Diagnostics) Acknowledged() Diagnostics {
+	var out Diagnostics
+	for _, d := range ds {
+		if d.Severity == Acknowledged {
 			out = append(out, d)
 		}
 	}

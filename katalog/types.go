@@ -427,6 +427,11 @@ type ConversionPath struct {
 	Status      *Value
 	Labels      *Value
 	Annotations *Value
+	// MayFail is why the path may fail on objects its source schema
+	// accepts (`mayFail:`); empty when the path does not say so. Its
+	// totality findings are then acknowledged, not warnings or errors.
+	MayFail    string
+	MayFailPos Pos
 }
 
 // Typed reports whether expressions against this CRD are type-checked (its
