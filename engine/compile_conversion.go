@@ -29,6 +29,7 @@ func (c *compiler) conversion(sc compileScope) *Conversion {
 		ps := compileScope{entry: e, self: from, selfVersion: p.From}
 		t := target{coerce: CoerceGuess, checkRequired: true, total: true}
 		cp := &Path{Source: p, From: p.From, To: p.To, ToAPIVersion: crd.Object.Spec.Group + "/" + p.To}
+		start := len(c.diags)
 		if p.Spec != nil {
 			t.field = base + ".spec"
 			cp.Spec = c.value(ps, p.Spec, property(to, "spec"), t)
@@ -47,6 +48,7 @@ func (c *compiler) conversion(sc compileScope) *Conversion {
 			t.field = base + ".metadata.annotations"
 			cp.Annotations = c.value(ps, p.Annotations, stringMap, t)
 		}
+		c.pathFindings(cp, e.Name, c.diags[start:])
 		conv.Paths[[2]string{p.From, p.To}] = cp
 	}
 	// Every pair of served versions must be reachable, directly or through

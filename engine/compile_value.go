@@ -74,8 +74,10 @@ func (c *compiler) stringValue(sc compileScope, v *katalog.Value, expected *stru
 	ctx.AllowRandom = t.allowRandom != nil && t.allowRandom(t.field)
 	ctx.Total = t.total
 	ctx.LabelValue = t.labels && expected != nil && expected.Type == "string"
-	if t.total && !c.opts.StrictTotality {
-		ctx.TotalSeverity = katalog.Warning
+	if t.total {
+		// Findings come back acknowledged; pathFindings classifies them
+		// by the path's mayFail.
+		ctx.TotalSeverity = katalog.Acknowledged
 	}
 	if lang == Legacy && t.rawRefs != nil && t.rawRefs(t.field) {
 		if m := plainLegacyRef.FindStringSubmatch(v.Str); m != nil {

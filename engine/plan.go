@@ -150,6 +150,24 @@ type Path struct {
 	ToAPIVersion        string
 	Spec, Status        *Node // nil when the path does not map them
 	Labels, Annotations *Node
+	// Findings are where the path can fail on an object its source
+	// schema accepts (the totality findings of its expressions):
+	// Acknowledged when the path declares mayFail, else warnings (errors
+	// with CompileOptions.StrictTotality).
+	Findings katalog.Diagnostics
+	// CompileFailed: a value of the path did not compile (the
+	// diagnostics say why), so running the path would not do what the
+	// katalog says.
+	CompileFailed bool
+}
+
+// MayFail is the reason the path declares it may fail on objects its source
+// schema accepts (its mayFail), or "".
+func (p *Path) MayFail() string {
+	if p == nil || p.Source == nil {
+		return ""
+	}
+	return p.Source.MayFail
 }
 
 // Route returns the paths that convert from → to: the direct path, or the two

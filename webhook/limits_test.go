@@ -414,7 +414,7 @@ func TestFailureNamesKatalogFileRelative(t *testing.T) {
 	obj := website("v1alpha1", "a", "nginx")
 	obj["spec"].(map[string]any)["replicas"] = "many"
 	res := decodeResponse(t, ReviewV1, mustPost(t, ts, review(t, ReviewV1, "rel", group+"/v1", obj)))
-	want := `converting Website default/a from v1alpha1 to v1: (path v1alpha1→v1) conversion.paths[0].spec.replicas: evaluating ${self.spec.replicas} (at katalog.yaml:36:26): expression ${self.spec.replicas}: self.spec.replicas: expected an integer, got string "many"`
+	want := `converting Website default/a from v1alpha1 to v1: path v1alpha1→v1 failed (not acknowledged: the path has no mayFail): conversion.paths[0].spec.replicas: evaluating ${self.spec.replicas} (at katalog.yaml:36:26): expression ${self.spec.replicas}: self.spec.replicas: expected an integer, got string "many"`
 	if res.Status != metav1.StatusFailure || res.Message != want {
 		t.Errorf("%s: %s\nwant %s", res.Status, res.Message, want)
 	}

@@ -369,9 +369,30 @@ func pathScope(src map[string]any) *engine.Scope {
 	return engine.NewScope(withSpec)
 }
 
+// PathError is a path's evaluation failing on an object. It says whether
+// the path declares that it may fail (mayFail): an acknowledged failure is
+// one the katalog's author expects for some valid objects; any other is a
+// failure `orkestra check --strict` warns about, or a defect.
+type PathError struct {
+	Path *engine.Path
+	Err  error
+}
+
+func (e *PathError) Error() string {
+	if reason := e.Path.MayFail(); reason != "" {
+		return fmt.Sprintf("path %s→%s failed (acknowledged: mayFail %q): %v", e.Path.From, e.Path.To, reason, e.Err)
+	}
+	return fmt.Sprintf("path %s→%s failed (not acknowledged: the path has no mayFail): %v", e.Path.From, e.Path.To, e.Err)
+}
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+// Acknowledged reports whether the path declares it may fail.
+func (e *PathError) Acknowledged() bool { return e.Path.MayFail() != "" }
+
 // hopError names the path an evaluation error happened on.
 func hopError(p *engine.Path, err error) error {
-	return fmt.Errorf("(path %s→%s) %w", p.From, p.To, err)
+	return &PathError{Path: p, Err: err}
 }
 
 func setOrDelete(m map[string]any, key string, v any, present bool) {
