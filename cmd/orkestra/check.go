@@ -28,7 +28,10 @@ summary when the katalog is clean, and 1 with one line per problem otherwise.
 A conversion expression that can fail on an object its source schema
 accepts (a field that is not required read without a guard, an index or a
 split beyond what the schema guarantees, …) is a warning; with --strict it
-is an error.
+is an error. A conversion path that declares it may fail, with the reason
+(mayFail: "…"), has its findings listed as acknowledged: they fail nothing,
+and the summary counts them. A mayFail on a path without findings is a
+warning (with --strict an error): remove it.
 
 With --against, the katalog is also compared with an older revision of it (a
 file or directory, e.g. a checkout of the last release): every change that
@@ -52,6 +55,7 @@ conversion, admission, …).`,
 			if !slices.Contains(checkFormats, format) {
 				return fmt.Errorf("--format %q: use one of %s", format, strings.Join(checkFormats, ", "))
 			}
+			kf.showAcknowledged = true
 			var diags katalog.Diagnostics
 			if format != "text" {
 				kf.collect = &diags
@@ -71,6 +75,7 @@ conversion, admission, …).`,
 			s := plan.Stats
 			line := fmt.Sprintf("ok: %s — %s, %s, %s", plan.Katalog.File,
 				plural(s.Entries, "entry", "entries"), plural(s.Expressions, "expression", "expressions"), plural(s.Paths, "conversion path", "conversion paths"))
+			line += acknowledgedSummary(plan)
 			if against != "" {
 				more, err := checkAgainst(cmd.ErrOrStderr(), kf, plan, against)
 				var ec exitCode
@@ -127,4 +132,22 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// acknowledgedSummary is what the summary line says of the paths that
+// declare mayFail: how many, with how many acknowledged findings.
+func acknowledgedSummary(plan *engine.Plan) string {
+	paths, findings := 0, 0
+	for _, c := range plan.Conversions {
+		for _, p := range c.Paths {
+			if p.MayFail() != "" {
+				paths++
+				findings += len(p.Findings)
+			}
+		}
+	}
+	if paths == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s may fail (mayFail), %s", plural(paths, "conversion path", "conversion paths"), plural(findings, "acknowledged finding", "acknowledged findings"))
 }

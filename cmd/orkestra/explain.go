@@ -33,7 +33,10 @@ comes back:
                                                  expression reads is unchanged, and an
                                                  edit at the other version wins
 
-and the target fields the path sets to a literal. --crd takes, besides a CRD
+and the target fields the path sets to a literal. A path that can fail on
+an object its source schema accepts says so in its first line — "may fail"
+with the reason when it declares mayFail, else that it does not — and lists
+each place it can fail, marked acknowledged or not. --crd takes, besides a CRD
 manifest as for every command, the name of a CRD (widgets.example.org) or of
 a katalog entry to explain; --from and --to pick paths.`,
 		Args: cobra.NoArgs,
@@ -130,7 +133,7 @@ func writeCoverages(w io.Writer, covs []*conversion.Coverage) error {
 				return err
 			}
 		}
-		if _, err := fmt.Fprintf(w, "%s %s → %s (%s)\n", cov.CRD, cov.From, cov.To, cov.At); err != nil {
+		if _, err := fmt.Fprintln(w, cov.Header()); err != nil {
 			return err
 		}
 		for _, l := range cov.Lines() {

@@ -51,16 +51,21 @@ type finding struct {
 	Entry    string `json:"entry,omitempty"`
 	Field    string `json:"field,omitempty"`
 	Message  string `json:"message"`
+	// Reason is why the katalog accepts an acknowledged finding.
+	Reason string `json:"reason,omitempty"`
 }
 
 func findings(diags katalog.Diagnostics) []finding {
 	out := make([]finding, 0, len(diags))
 	for _, d := range sortedDiagnostics(diags) {
 		sev := "error"
-		if d.Severity == katalog.Warning {
+		switch d.Severity {
+		case katalog.Warning:
 			sev = "warning"
+		case katalog.Acknowledged:
+			sev = "acknowledged"
 		}
-		out = append(out, finding{Rule: ruleID(d), Severity: sev, File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Col, Entry: d.Entry, Field: d.Field, Message: d.Message})
+		out = append(out, finding{Rule: ruleID(d), Severity: sev, File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Col, Entry: d.Entry, Field: d.Field, Message: d.Message, Reason: d.Reason})
 	}
 	return out
 }
@@ -82,7 +87,11 @@ func writeFindings(w io.Writer, format string, diags katalog.Diagnostics, summar
 		return json.NewEncoder(w).Encode(sarif(fs))
 	case "github":
 		for _, f := range fs {
-			fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n", f.Severity, ghProp(f.File), max(f.Line, 1), max(f.Column, 1), ghProp(f.Rule), ghData(findingText(f)))
+			cmd := f.Severity
+			if cmd == "acknowledged" {
+				cmd = "notice"
+			}
+			fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n", cmd, ghProp(f.File), max(f.Line, 1), max(f.Column, 1), ghProp(f.Rule), ghData(findingText(f)))
 		}
 		if summary != "" {
 			fmt.Fprintln(w, summary)
@@ -101,6 +110,9 @@ func findingText(f finding) string {
 		b.WriteString(f.Field + ": ")
 	}
 	b.WriteString(f.Message)
+	if f.Reason != "" {
+		fmt.Fprintf(&b, " (mayFail: %q)", f.Reason)
+	}
 	return b.String()
 }
 
@@ -135,12 +147,18 @@ func sarif(fs []finding) map[string]any {
 		if len(region) > 0 {
 			loc["region"] = region
 		}
-		results = append(results, map[string]any{
+		result := map[string]any{
 			"ruleId":    f.Rule,
-			"level":     map[string]string{"error": "error", "warning": "warning"}[f.Severity],
+			"level":     map[string]string{"error": "error", "warning": "warning", "acknowledged": "note"}[f.Severity],
 			"message":   map[string]any{"text": findingText(f)},
 			"locations": []any{map[string]any{"physicalLocation": loc}},
-		})
+		}
+		if f.Reason != "" {
+			// An acknowledged finding is suppressed in the source, with
+			// its justification: code scanning lists it as such.
+			result["suppressions"] = []any{map[string]any{"kind": "inSource", "justification": f.Reason}}
+		}
+		results = append(results, result)
 	}
 	sort.Strings(ids)
 	rules := make([]any, 0, len(ids))

@@ -27,6 +27,8 @@ type katalogFlags struct {
 	maxForEach       int
 	// strictTotality makes conversions that can fail on valid objects errors.
 	strictTotality bool
+	// showAcknowledged prints acknowledged findings (check).
+	showAcknowledged bool
 	// kubeconfig is --kubeconfig of the offline commands; cluster, when set,
 	// supplies the configuration of commands that always talk to a cluster.
 	kubeconfig string
@@ -101,28 +103,49 @@ var errProblems = errors.New("the katalog has problems")
 // compile loads and compiles the katalog, printing warnings and errors (one
 // `file:line:col: message` line each) to w.
 func (f *katalogFlags) compile(w io.Writer) (*engine.Plan, error) {
-	k, diags := katalog.LoadWith(f.loadOptions(), f.files...)
-	if diags.HasErrors() {
-		f.report(w, diags)
-		return nil, errProblems
-	}
-	b, err := f.backends()
+	plan, diags, err := f.build()
 	if err != nil {
 		return nil, err
 	}
-	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit, MaxForEach: f.maxForEach, StrictTotality: f.strictTotality})
-	all := append(diags, cdiags...)
-	f.report(w, all)
-	if all.HasErrors() {
+	f.report(w, diags)
+	if plan == nil || diags.HasErrors() {
 		return nil, errProblems
 	}
 	return plan, nil
 }
 
+// build loads and compiles the katalog and returns every diagnostic. The
+// plan is nil when the katalog does not load; when it compiles with errors
+// the plan is returned all the same, for the commands that use what
+// compiles (conformance).
+func (f *katalogFlags) build() (*engine.Plan, katalog.Diagnostics, error) {
+	k, diags := katalog.LoadWith(f.loadOptions(), f.files...)
+	if diags.HasErrors() {
+		return nil, diags, nil
+	}
+	b, err := f.backends()
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, cdiags := engine.Compile(k, b, engine.CompileOptions{CostLimit: f.costLimit, MaxForEach: f.maxForEach, StrictTotality: f.strictTotality})
+	return plan, append(diags, cdiags...), nil
+}
+
+// report prints diagnostics to w (or collects them). Acknowledged findings
+// are printed by check alone: the katalog has said why it accepts them.
 func (f *katalogFlags) report(w io.Writer, diags katalog.Diagnostics) {
 	if f.collect != nil {
 		*f.collect = append(*f.collect, diags...)
 		return
+	}
+	if !f.showAcknowledged {
+		var shown katalog.Diagnostics
+		for _, d := range diags {
+			if d.Severity != katalog.Acknowledged {
+				shown = append(shown, d)
+			}
+		}
+		diags = shown
 	}
 	printDiagnostics(w, diags)
 }

@@ -9,6 +9,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // How a field comes back on the way back (FieldCoverage.Back).
@@ -38,6 +39,22 @@ type Coverage struct {
 	At       string          `json:"at"`
 	Fields   []FieldCoverage `json:"fields"`
 	Literals []Literal       `json:"literals,omitempty"`
+	// MayFail is the reason the path declares it may fail on objects its
+	// source schema accepts (its mayFail), or "".
+	MayFail string `json:"mayFail,omitempty"`
+	// CanFail are where the path can fail on such objects (check
+	// --strict's findings): acknowledged when MayFail is set.
+	CanFail []CanFail `json:"canFail,omitempty"`
+}
+
+// CanFail is one place where a path can fail on an object its source schema
+// accepts.
+type CanFail struct {
+	Field   string `json:"field"`
+	At      string `json:"at"`
+	Message string `json:"message"`
+	// Acknowledged: the path declares mayFail.
+	Acknowledged bool `json:"acknowledged"`
 }
 
 // FieldCoverage is one leaf field of the source version.
@@ -74,7 +91,10 @@ func (c *Converter) Coverage(conv *engine.Conversion, from, to string) *Coverage
 	if p == nil {
 		return nil
 	}
-	cov := &Coverage{CRD: conv.CRD.Object.Name, From: from, To: to, At: p.Source.Pos.String()}
+	cov := &Coverage{CRD: conv.CRD.Object.Name, From: from, To: to, At: p.Source.Pos.String(), MayFail: p.MayFail()}
+	for _, d := range p.Findings {
+		cov.CanFail = append(cov.CanFail, CanFail{Field: targetField(d.Field), At: d.Pos.String(), Message: d.Message, Acknowledged: d.Severity == katalog.Acknowledged})
+	}
 	uses := c.uses(p)
 	back, _ := conv.Route(to, from)
 	var last *engine.Path
@@ -244,7 +264,27 @@ func (cov *Coverage) Lines() []string {
 	for _, l := range cov.Literals {
 		out = append(out, fmt.Sprintf("  %-*s  ← literal %v (%s)", width, "("+cov.To+") "+l.Field, l.Value, l.At))
 	}
+	for _, f := range cov.CanFail {
+		how := "can fail here, not acknowledged"
+		if f.Acknowledged {
+			how = "may fail here (acknowledged)"
+		}
+		out = append(out, fmt.Sprintf("  %-*s  %s; orkestra check says why at %s", width, "("+cov.To+") "+f.Field, how, f.At))
+	}
 	return out
+}
+
+// Header is the coverage's first line: the path, where it is declared, and
+// whether it may fail.
+func (cov *Coverage) Header() string {
+	h := fmt.Sprintf("%s %s → %s (%s)", cov.CRD, cov.From, cov.To, cov.At)
+	switch {
+	case cov.MayFail != "":
+		h += fmt.Sprintf(" — may fail: %q", cov.MayFail)
+	case len(cov.CanFail) > 0:
+		h += " — can fail on objects " + cov.From + " accepts, and does not declare mayFail"
+	}
+	return h
 }
 
 // FieldLine renders one field: where it goes and how it comes back.
