@@ -58,6 +58,11 @@ type crdInfo struct {
 	// failing are, by version, the smallest objects the offline checks
 	// found failing; the apiserver checks write them too.
 	failing map[string][]map[string]any
+	// leftOut counts, by version, the objects taken out of objects because
+	// a mayFail path rejects them; rejections says which path rejected how
+	// many (nil when no path declares mayFail).
+	leftOut    map[string]int
+	rejections map[*engine.Path]*rejection
 }
 
 func (ci *crdInfo) gv(version string) string { return ci.gk.Group + "/" + version }
@@ -120,6 +125,7 @@ func collectCRDs(plan *engine.Plan) []*crdInfo {
 			pool:       map[string][]map[string]any{},
 			validators: map[string]*objgen.Validator{},
 			failing:    map[string][]map[string]any{},
+			leftOut:    map[string]int{},
 		}
 		out = append(out, ci)
 	}

@@ -18,6 +18,8 @@ type tripResult struct {
 	out *Failure
 	// back: B→A failed, or A→B→A differs from A.
 	back *Failure
+	// err is the conversion error of a failed trip.
+	err error
 }
 
 // trip converts o (at a) to b and back, as the API server would: each
@@ -49,6 +51,7 @@ func (r *runner) trip(ci *crdInfo, o map[string]any, a, b string) tripResult {
 				} else {
 					res.out = f
 				}
+				res.err = err
 				return res
 			}
 			if v == b && !last {
@@ -129,7 +132,15 @@ func (r *runner) eachPair(ci *crdInfo, f func(a, b string)) {
 // runTrips runs the trips a→b(→a) over a's objects; pick selects the
 // failure the check is about. The first failure is shown on the smallest
 // object that still fails it.
-func (r *runner) runTrips(c *checker, ci *crdInfo, a, b string, pick func(tripResult) *Failure) {
+func (r *runner) runTrips(c *checker, ci *crdInfo, a, b string, pickAny func(tripResult) *Failure) {
+	// What a mayFail path rejects is not a failure (leaveOut took such
+	// objects out; the smallest object must not fail for that reason).
+	pick := func(res tripResult) *Failure {
+		if acknowledged(res.err) != nil {
+			return nil
+		}
+		return pickAny(res)
+	}
 	var first map[string]any
 	for _, o := range ci.objects[a] {
 		f := pick(r.trip(ci, o, a, b))
@@ -152,7 +163,7 @@ func (r *runner) runTrips(c *checker, ci *crdInfo, a, b string, pick func(tripRe
 		}
 	}
 	r.explain(c, ci, a, b)
-	c.Note = fmt.Sprintf("%d objects (%d generated, seed %d)", len(ci.objects[a]), ci.generated[a], r.opts.Seed)
+	c.Note = fmt.Sprintf("%d objects (%d generated, seed %d)%s", len(ci.objects[a]), ci.generated[a], r.opts.Seed, ci.leftOutNote(a))
 	r.end(c)
 }
 

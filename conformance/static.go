@@ -23,6 +23,8 @@ func (r *runner) staticChecks(ci *crdInfo) {
 	}
 	r.samplesCheck(ci)
 	r.buildObjects(ci)
+	r.leaveOut(ci)
+	r.mayFailCheck(ci)
 	r.outputChecks(ci)
 }
 

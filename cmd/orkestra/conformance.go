@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -66,17 +64,18 @@ when it is read at the second document's apiVersion.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			start := time.Now()
-			// Problems go into the report; warnings of a katalog that
-			// compiles go to stderr.
-			var diags bytes.Buffer
 			kf.strictTotality = true // the static group holds conversions to totality
-			plan, err := kf.compile(&diags)
-			if errors.Is(err, errProblems) {
+			plan, diags, err := kf.build()
+			if err != nil {
+				return err
+			}
+			if plan == nil {
+				// The katalog does not load: nothing but static/compile.
 				file := ""
 				if len(kf.files) > 0 {
 					file = kf.files[0]
 				}
-				report := conformance.CompileFailure(file, strings.Split(strings.TrimSpace(diags.String()), "\n"), time.Since(start))
+				report := conformance.CompileFailure(file, diags, time.Since(start))
 				report.Seed, report.Count = seed, max(count, 0)
 				if err := report.WriteText(out); err != nil {
 					return err
@@ -86,11 +85,11 @@ when it is read at the second document's apiVersion.`,
 				}
 				return exitCode(1)
 			}
-			if err != nil {
-				return err
-			}
-			_, _ = io.Copy(cmd.ErrOrStderr(), &diags)
+			// Errors go into the report (static/compile), and every other
+			// check runs on what compiles; warnings go to stderr.
+			kf.report(cmd.ErrOrStderr(), diags.Warnings())
 			opts := conformance.Options{
+				Diagnostics:    diags,
 				Count:          count,
 				Seed:           seed,
 				APIServer:      apiserver,
