@@ -450,7 +450,10 @@ func TestReportFormats(t *testing.T) {
 	if !strings.Contains(x.String(), "spec.host") {
 		t.Error("the JUnit failure does not name spec.host")
 	}
-	cr := CompileFailure("k.yaml", []string{"k.yaml:3:4: warning: w", "k.yaml:5:6: [e] spec.x: bad"}, time.Millisecond)
+	cr := CompileFailure("k.yaml", katalog.Diagnostics{
+		{Pos: katalog.Pos{File: "k.yaml", Line: 3, Col: 4}, Severity: katalog.Warning, Message: "w"},
+		{Pos: katalog.Pos{File: "k.yaml", Line: 5, Col: 6}, Entry: "e", Field: "spec.x", Message: "bad"},
+	}, time.Millisecond)
 	if !cr.Failed() || cr.Checks[0].Failed != 1 || cr.Checks[0].Failures[0].Message != "k.yaml:5:6: [e] spec.x: bad" {
 		t.Errorf("CompileFailure: %+v", cr.Checks)
 	}

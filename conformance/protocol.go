@@ -41,12 +41,19 @@ func (r *runner) protocolChecks() {
 
 // reviewObjects are up to three objects per served version with the
 // metadata the API server sends (uid, resourceVersion, generation,
-// creationTimestamp, managedFields).
+// creationTimestamp, managedFields). Objects the offline converter fails on
+// are passed over: the static and round-trip checks report them, and here
+// they would hide whether the handler keeps the protocol.
 func (r *runner) reviewObjects(ci *crdInfo) []map[string]any {
 	var out []map[string]any
 	for vi, v := range ci.versions {
-		objs := append(append([]map[string]any(nil), ci.samples[v]...), ci.pool[v]...)
-		for i := 0; i < len(objs) && i < 3; i++ {
+		var objs []map[string]any
+		for _, o := range append(append([]map[string]any(nil), ci.samples[v]...), ci.pool[v]...) {
+			if len(objs) < 3 && r.convertsEverywhere(ci, o) {
+				objs = append(objs, o)
+			}
+		}
+		for i := range objs {
 			o := deepCopyMap(objs[i])
 			meta, _ := o["metadata"].(map[string]any)
 			if meta == nil {
@@ -67,6 +74,17 @@ func (r *runner) reviewObjects(ci *crdInfo) []map[string]any {
 		}
 	}
 	return out
+}
+
+// convertsEverywhere reports whether the offline converter converts o to
+// every served version.
+func (r *runner) convertsEverywhere(ci *crdInfo, o map[string]any) bool {
+	for _, v := range ci.versions {
+		if _, err := r.to(ci, o, v); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // serve posts body to h and decodes the JSON answer.

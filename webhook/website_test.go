@@ -108,3 +108,20 @@ func TestWebsiteKatalog(t *testing.T) {
 		})
 	}
 }
+
+// A /convert failure says whether the failing path declares that it may
+// fail (mayFail): the message of an acknowledged one quotes the reason;
+// TestFailureNamesKatalogFileRelative shows an unacknowledged one.
+func TestConvertFailureAcknowledged(t *testing.T) {
+	ts := startServer(t, withKatalog(t, "../conformance/testdata/mayfail/katalog.yaml"))
+	gadget := map[string]any{
+		"apiVersion": "conformance.orkestra.io/v1", "kind": "Gadget",
+		"metadata": map[string]any{"name": "g", "namespace": "default", "uid": "6c4f-g"},
+		"spec":     map[string]any{"priority": "high"},
+	}
+	forEachVersion(t, func(t *testing.T, version string) {
+		failure(t, ts, version, review(t, version, "fail-uid", "conformance.orkestra.io/v2", gadget),
+			"converting Gadget default/g from v1 to v2: path v1→v2 failed (acknowledged: mayFail \"v1 takes free text: a tier that is not a label value",
+			"conversion.paths[0].spec.priority")
+	})
+}
