@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -111,5 +112,49 @@ func TestStatusFieldTypes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, wantVals) {
 		t.Fatalf("got  %#v\nwant %#v", got, wantVals)
+	}
+}
+
+// cronToMap into a status field the schema does not type, with type: auto,
+// writes the map: the README lists type: auto among the untyped targets a
+// cronToMap may fill. Upstream decoded the map only in conversion paths
+// (pkg/webhook resolveValue, the sentinel check) and wrote its internal text
+// into status, a difference the load warning names; into a field typed as
+// a string it stays an error.
+func TestStatusCronToMapAuto(t *testing.T) {
+	dir := t.TempDir()
+	crd := strings.Replace(statusCRD, "                empty: {type: string}\n", "                empty: {type: string}\n                schedule: {type: string}\n", 1)
+	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := strings.SplitAfter(statusKatalog, "          fields:\n")[0]
+	write := func(fields string) string {
+		p := filepath.Join(dir, "k.yaml")
+		if err := os.WriteFile(p, []byte(head+fields), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := write("            - path: extra.schedule\n              type: auto\n              value: \"{{ cronToMap .spec.schedule }}\"\n")
+	k, diags := katalog.Load(p)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	plan, cdiags := engine.Compile(k, backends(t), engine.CompileOptions{})
+	want := p + ":13:26: warning: [app] operatorBox.status.fields[0].value: cronToMap writes the map {minute, hour, dayOfMonth, month, dayOfWeek} into this type: auto status field; the original engine decoded that map only in conversion paths and wrote its internal text here (NUL bytes, then the map as JSON); write cronFromAny for the schedule as a string in both"
+	if len(cdiags) != 1 || cdiags[0].Error() != want {
+		t.Fatalf("diagnostics %v\nwant %s", cdiags, want)
+	}
+	v, ok, err := plan.Entries[0].Status[0].Value.Eval(engine.NewScope(map[string]any{"spec": map[string]any{"schedule": "*/5 0 * * 1"}}))
+	wantMap := map[string]any{"minute": "*/5", "hour": "0", "dayOfMonth": "*", "month": "*", "dayOfWeek": "1"}
+	if err != nil || !ok || !reflect.DeepEqual(v, wantMap) {
+		t.Fatalf("value %#v %v %v, want %#v", v, ok, err, wantMap)
+	}
+	p = write("            - path: extra.schedule\n              type: string\n              value: \"{{ cronToMap .spec.schedule }}\"\n")
+	k, _ = katalog.Load(p)
+	_, cdiags = engine.Compile(k, backends(t), engine.CompileOptions{})
+	want = p + ":13:26: [app] operatorBox.status.fields[0].value: cronToMap makes a map, but operatorBox.status.fields[0].value expects a string; use cronFromAny for a cron string"
+	if errs := cdiags.Errors(); len(errs) != 1 || errs[0].Error() != want {
+		t.Fatalf("type: string: %v\nwant %s", cdiags, want)
 	}
 }

@@ -138,12 +138,16 @@ func (d *decoder) condition(n *yaml.Node, path string) *Condition {
 
 // upstreamShorthand warns where the original read a short form differently:
 // it skipped a short form with an empty value, and did not know gt:, lt:,
-// gte: and lte:, so it tested that the field exists instead.
+// gte: and lte:, so it tested that the field exists instead. Its exists
+// also failed on the text "<no value>" (pkg/types/when.go applyOperator),
+// the one value where notEquals: "" and exists part.
 func (d *decoder) upstreamShorthand(key string, c *Condition, k *yaml.Node, path string) {
 	switch {
 	case shorthandsUpstreamIgnored[key]:
 		d.warnf(k, path+"."+key, "%s: is read here as a numeric comparison; the original engine did not know it (it knew greaterThan, lessThan, greaterThanOrEqual, lessThanOrEqual) and tested only that %s exists; write %s: to mean the comparison in both", key, c.Field, map[string]string{"gt": "greaterThan", "lt": "lessThan", "gte": "greaterThanOrEqual", "lte": "lessThanOrEqual"}[key])
-	case c.Value == "" && c.Operator != "exists" && c.Operator != "notExists" && c.Operator != "notEquals":
+	case c.Value == "" && c.Operator == "notEquals":
+		d.warnf(k, path+"."+key, "%s: \"\" is read here as written (%s is not empty); the original engine skipped a short form with an empty value and tested that %s exists instead, which fails also when it holds the text \"<no value>\"; write exists: true to mean the same in both", key, c.Field, c.Field)
+	case c.Value == "" && c.Operator != "exists" && c.Operator != "notExists":
 		d.warnf(k, path+"."+key, "%s: \"\" is read here as written; the original engine skipped a short form with an empty value and tested that %s exists instead; write notExists: true for \"%s is empty\", or exists: true for the original's reading", key, c.Field, c.Field)
 	}
 }

@@ -14,9 +14,17 @@ func (c *checker) upstreamDifferences(id *parse.IdentifierNode, cmd *parse.Comma
 	}
 	switch id.Ident {
 	case "ternary":
-		if len(args) > 0 && isIntegerArg(args[0]) {
-			a := argText(args[0].node)
+		// Only where the original read the object's integers as int64:
+		// its /convert decoded them as float64, whose 0 it held false.
+		if len(args) == 0 || c.conversion {
+			break
+		}
+		a := argText(args[0].node)
+		switch {
+		case isIntegerArg(args[0]):
 			c.warn(int(id.Pos), fmt.Sprintf("ternary reads the integer %s as false when it is 0, as Go and the original's docs do; the original engine read every integer, 0 included, as true (its truthiness compared an int64 with an int); write ternary (ne %s 0) … to mean the same in both", a, a))
+		case mayBeInteger(args[0]):
+			c.warn(int(id.Pos), fmt.Sprintf("ternary reads %s, which the schema lets hold an integer, as false when it is the integer 0, as Go and the original's docs do; the original engine read every integer, 0 included, as true (its truthiness compared an int64 with an int); give the field a type (a boolean or a string reads the same in both; for a number write ternary (ne %s 0) …)", a, a))
 		}
 	case "len":
 		for _, a := range all {
@@ -60,6 +68,17 @@ func isIntegerArg(a argInfo) bool {
 		return true
 	}
 	return a.fieldLike && a.known && a.sh.s != nil && a.sh.s.Type == "integer"
+}
+
+// mayBeInteger: a value of the object whose schema leaves room for an
+// integer — no schema, no type (x-kubernetes-preserve-unknown-fields,
+// int-or-string) or a number.
+func mayBeInteger(a argInfo) bool {
+	if !a.fieldLike || !a.known {
+		return false
+	}
+	s := a.sh.s
+	return s == nil && !a.sh.root || s != nil && (s.Type == "" || s.Type == "number")
 }
 
 func isSplit(n parse.Node) bool {

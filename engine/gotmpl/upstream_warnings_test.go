@@ -32,6 +32,24 @@ func TestUpstreamDefectWarnings(t *testing.T) {
 		{`{{ ternary (len .spec.tags) "some" "none" }}`, testCtx(t),
 			"k.yaml:10:23: warning: [things] spec.x: ternary reads the integer (len .spec.tags) as false when it is 0, as Go and the original's docs do; the original engine read every integer, 0 included, as true (its truthiness compared an int64 with an int); write ternary (ne (len .spec.tags) 0) … to mean the same in both"},
 		{`{{ ternary .spec.enabled "on" "off" }}`, testCtx(t), ""},
+		// A field whose schema leaves room for an integer: no type
+		// (x-kubernetes-preserve-unknown-fields, int-or-string, a field
+		// below one) or a number, whose whole values the API server keeps
+		// as int64.
+		{`{{ ternary .spec.schedule "some" "none" }}`, testCtx(t),
+			"k.yaml:10:23: warning: [things] spec.x: ternary reads .spec.schedule, which the schema lets hold an integer, as false when it is the integer 0, as Go and the original's docs do; the original engine read every integer, 0 included, as true (its truthiness compared an int64 with an int); give the field a type (a boolean or a string reads the same in both; for a number write ternary (ne .spec.schedule 0) …)"},
+		{`{{ ternary .spec.config.a "some" "none" }}`, testCtx(t),
+			"k.yaml:10:23: warning: [things] spec.x: ternary reads .spec.config.a, which the schema lets hold an integer, as false when it is the integer 0, as Go and the original's docs do; the original engine read every integer, 0 included, as true (its truthiness compared an int64 with an int); give the field a type (a boolean or a string reads the same in both; for a number write ternary (ne .spec.config.a 0) …)"},
+		{`{{ ternary .spec.size "some" "none" }}`, testCtx(t),
+			"k.yaml:10:23: warning: [things] spec.x: ternary reads .spec.size, which the schema lets hold an integer, as false when it is the integer 0, as Go and the original's docs do; the original engine read every integer, 0 included, as true (its truthiness compared an int64 with an int); give the field a type (a boolean or a string reads the same in both; for a number write ternary (ne .spec.size 0) …)"},
+		{`{{ ternary .spec.ratio "some" "none" }}`, testCtx(t),
+			"k.yaml:10:23: warning: [things] spec.x: ternary reads .spec.ratio, which the schema lets hold an integer, as false when it is the integer 0, as Go and the original's docs do; the original engine read every integer, 0 included, as true (its truthiness compared an int64 with an int); give the field a type (a boolean or a string reads the same in both; for a number write ternary (ne .spec.ratio 0) …)"},
+		{`{{ ternary .spec.tier "some" "none" }}`, testCtx(t), ""},
+		{`{{ ternary .spec.tags "some" "none" }}`, testCtx(t), ""},
+		// The original's /convert saw float64 numbers, whose 0 it held
+		// false too: nothing differs in a conversion path.
+		{`{{ ternary .spec.count "some" "none" }}`, conv(), ""},
+		{`{{ ternary .spec.schedule "some" "none" }}`, conv(), ""},
 		// types.go OrkLen: only []interface{}, maps and strings; split
 		// returns []string, whose len was 0.
 		{`{{ len (split .spec.domain ".") }}`, testCtx(t),
