@@ -35,13 +35,16 @@ func newConformanceCmd() *cobra.Command {
 		Long: `conformance runs the conformance suite on a katalog and prints one line per
 check (PASS or FAIL, the check, its counts, how long it took) and a summary.
 It exits 1 when any check fails; a failure shows the smallest object found
-that breaks the check and the field that differs.
+that breaks the check and the field that differs. Every group runs on what
+compiles, so one run lists every failure: a problem in static/compile fails
+the run, and the other checks still run (a CRD whose conversion does not
+compile is left out of them).
 
   static     the katalog compiles as check --strict compiles it (no
-             conversion can fail on an object its source schema accepts);
-             every pair of served versions has a conversion route; literals
-             and every conversion output validate against the target
-             version's schema
+             conversion can fail on an object its source schema accepts,
+             unless its path declares mayFail); every pair of served
+             versions has a conversion route; literals and every conversion
+             output validate against the target version's schema
   roundtrip  A→B→A gives A back exactly, for every pair of served versions,
              over the katalog's sample objects (crFiles), the OBJECT files
              given, and --count objects per version generated from the
@@ -58,6 +61,10 @@ that breaks the check and the field that differs.
 --apiserver needs the kube-apiserver and etcd binaries: --assets DIR, else
 $KUBEBUILDER_ASSETS, else hack/envtest-assets.sh of an Orkestra checkout
 (searched from the working directory and the katalog's directory).
+
+Objects a path that declares mayFail rejects are left out of the round-trip,
+protocol and apiserver groups; static/may fail says how many, per path and
+version, and why.
 
 --golden FILE holds pairs of documents: an object, then the object expected
 when it is read at the second document's apiVersion.`,
