@@ -3,6 +3,7 @@ package cel
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -491,6 +492,11 @@ func (t *totality) index(e ast.Expr, op aval, idxExpr ast.Expr, f *facts, env ma
 		if name, ok := idx.lit.(string); ok {
 			return t.field(e, op, name, false, f)
 		}
+	case op.mapKeys != nil && idx.lit != nil && !slices.ContainsFunc(op.mapKeys, func(k any) bool { return enumEqual(k, idx.lit) }):
+		// {'': 0}['message'], the way to fail with a message before
+		// fail(): it fails wherever it is reached, as fail() does.
+		t.report(e, -1, fmt.Sprintf("%s is not a key of the map, so the lookup fails wherever it is reached, and nothing in the schema rules out the branch that reaches it; add a pattern or enum that rules those objects out, or convert them instead of failing",
+			t.text(idxExpr)))
 	case op.mapKeys != nil && len(op.mapKeys) == 0 && idx.lit == nil:
 		t.report(e, -1, "a lookup in an empty map always fails; to fail on purpose write fail('…'), and make sure the schema rules out the objects that reach it")
 	case op.mapKeys != nil && idx.lit == nil:

@@ -116,6 +116,11 @@ func TestTotality(t *testing.T) {
 		// fail() and optionals.
 		{src: "${self.spec.?size.optMap(s, s == 'small' ? 1 : fail('no')).orValue(0)}", want: []string{"fail(…) is reached by objects the schema accepts"}},
 		{src: "${self.spec.strictHostPort.matches('^[a-z0-9.-]+:[0-9]{1,5}$') ? 'ok' : fail('bad hostPort')}"},
+		// A lookup of a literal key the literal map lacks fails like
+		// fail(): the peer strategies' way to fail with a message.
+		{src: "${self.spec.?note.optMap(n, n.matches('^[a-z]+$') ? n : {'': ''}['note is not lower-case']).orValue('')}", want: []string{"'note is not lower-case' is not a key of the map, so the lookup fails wherever it is reached"}},
+		{src: "${self.spec.strictHostPort.matches('^[a-z0-9.-]+:[0-9]{1,5}$') ? 'ok' : {'': ''}['bad hostPort']}"},
+		{src: "${ {'a': 1, 'b': 2}['b'] }"},
 		{src: "${self.spec.?note.value()}", want: []string{"self.spec.?note.value() fails when the optional is none"}},
 		{src: "${self.spec.?note.hasValue() ? self.spec.?note.value() : ''}"},
 		{src: "${optional.of(self.spec.name).optMap(n, n + '!').value()}"},
