@@ -18,6 +18,8 @@ func (c *compiler) value(sc compileScope, v *katalog.Value, expected *structural
 		return c.stringValue(sc, v, expected, t)
 	case katalog.MapValue:
 		return c.mapValue(sc, v, expected, t)
+	case katalog.SelectValue:
+		return c.selectValue(sc, v, expected, t)
 	case katalog.ListValue:
 		var items []*Node
 		var itemSchema *structuralschema.Structural

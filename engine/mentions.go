@@ -65,6 +65,12 @@ func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text s
 		for _, it := range v.List {
 			walk(it)
 		}
+		if v.Select != nil {
+			walk(v.Select.Key)
+			for _, c := range v.Select.Cases {
+				walk(c.Value)
+			}
+		}
 	}
 	field := func(s string) {
 		if !found && match(s, false) {

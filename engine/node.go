@@ -17,7 +17,10 @@ type Node struct {
 	Literal any  // a literal scalar, already typed (string, int64, float64, bool, nil)
 	Fields  []NodeField
 	Items   []*Node
-	kind    nodeKind
+	// Select is a value chosen by a name (a profile named by an
+	// expression; selection.go).
+	Select *Selection
+	kind   nodeKind
 }
 
 type nodeKind int
@@ -27,6 +30,7 @@ const (
 	exprNode
 	mapNode
 	listNode
+	selectNode
 )
 
 // NodeField is one key of a map node, in document order.
@@ -114,6 +118,8 @@ func (n *Node) Eval(s *Scope) (value any, present bool, err error) {
 			}
 		}
 		return m, true, nil
+	case selectNode:
+		return n.evalSelect(s)
 	case listNode:
 		l := make([]any, 0, len(n.Items))
 		for _, item := range n.Items {
@@ -142,4 +148,19 @@ func (n *Node) Walk(f func(*Node)) {
 	for _, item := range n.Items {
 		item.Walk(f)
 	}
+	if n.Select != nil {
+		n.Select.Key.Walk(f)
+		for _, c := range n.Select.Cases {
+			c.Value.Walk(f)
+		}
+	}
+}
+
+// Source is the expression of an expression node, else the literal as text
+// (for messages).
+func (n *Node) Source() string {
+	if n.kind == exprNode {
+		return n.Expr.Source()
+	}
+	return fmt.Sprint(n.Literal)
 }

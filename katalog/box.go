@@ -12,8 +12,8 @@ var (
 	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile", "prune"}
 	// Keys of operatorBox.reconciler (upstream's reconciler settings block;
 	// its newest layout also nests the hooks and motif imports there).
-	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "onCreate", "onReconcile", "onDelete", "imports"}
-	unimplementedReconciler = []string{"hooks", "constructor", "profile", "requeue", "include"}
+	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "profile", "onCreate", "onReconcile", "onDelete", "imports"}
+	unimplementedReconciler = []string{"hooks", "constructor", "requeue", "include"}
 )
 
 // operatorBox decodes operatorBox (or the older entry-level reconciler:).
@@ -39,6 +39,14 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 		ro := d.mapping(f.value, rpath, reconcilerKeys, unimplementedReconciler)
 		d.reconcilerDefault(box, ro, rpath)
 		d.settings(e, ro, rpath)
+		if f, ok := ro["profile"]; ok {
+			if v := d.value(f.value, rpath+".profile"); v.Kind == NullValue || v.Kind == StringValue && v.Str == "" {
+				// Upstream applies no profile when the name is empty.
+				d.warnf(f.key, rpath+".profile", "the profile is empty, so none applies (as upstream); name one (high-throughput, conservative, development, or one under profiles.reconciler) or remove the key")
+			} else {
+				e.reconcilerProfile, e.reconcilerProfilePath = v, rpath+".profile"
+			}
+		}
 		d.hooks(box, ro, rpath)
 		if mf, ok := ro["imports"]; ok {
 			d.motifImports(box, mf.value, rpath+".imports")

@@ -147,7 +147,7 @@ func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, 
 	if root == nil {
 		return nil, nil
 	}
-	mo := md.mapping(root, "", append([]string{"apiVersion", "kind", "metadata", "inputs"}, keys...), nil)
+	mo := md.mapping(root, "", append([]string{"apiVersion", "kind", "metadata", "inputs", "profiles"}, keys...), nil)
 	if kind := md.str(mo["kind"].value, "kind"); kind != "Motif" {
 		md.errorf(orNode(mo["kind"].value, root), "kind", "an imported motif must be kind: Motif, got %q", kind)
 		return nil, nil
@@ -155,6 +155,9 @@ func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, 
 	if in := resolve(mo["inputs"].value); in != nil && in.Kind == yaml.SequenceNode && len(in.Content) > 0 || o.has("with") {
 		md.errorf(orNode(mo["inputs"].value, root), "inputs", "motif inputs (with:) are not supported; write the values into the motif's templates, or read them from the custom resource")
 		return nil, nil
+	}
+	if f, ok := mo["profiles"]; ok {
+		md.profiles(f.value, "profiles")
 	}
 	return md, mo
 }

@@ -72,6 +72,10 @@ func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
 	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
 }
 
+func (d *decoder) warnAt(p Pos, field, format string, args ...any) {
+	*d.diags = append(*d.diags, Diagnostic{Pos: p, Severity: Warning, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
+}
+
 func (d *decoder) warnf(n *yaml.Node, field, format string, args ...any) {
 	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Severity: Warning, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
 }

@@ -44,6 +44,7 @@ func JSONSchema() map[string]any {
 		"sources": obj([]string{"files"}, map[string]any{"files": arr(str())}, false),
 		"gateway": obj(gatewayKeys, nil, false),
 		"notes":   desc("User-defined template functions.", oneOf(arr(ref("note")), obj([]string{"functions"}, map[string]any{"functions": arr(ref("note"))}, false))),
+		"profiles": profilesSchema(),
 		"security": obj(securityKeys, map[string]any{
 			"deletionProtection":  obj(protectionKeys, map[string]any{"enabled": boolean()}, false),
 			"namespaceProtection": obj(protectionKeys, map[string]any{"enabled": boolean()}, false),
@@ -239,4 +240,17 @@ func toAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// profilesSchema is a top-level profiles: block: per class, a list of named
+// presets with the class's fields.
+func profilesSchema() map[string]any {
+	var keys []string
+	props := map[string]any{}
+	for _, c := range profileClasses {
+		keys = append(keys, c.Key)
+		props[c.Key] = desc(c.What+"s of this katalog; they override a built-in of the same name.",
+			arr(obj(append([]string{"name", "description"}, c.Fields...), map[string]any{"name": str(), "description": str()}, false)))
+	}
+	return desc("Named presets (profiles) a profile: key may name, by class.", obj(keys, props, false))
 }

@@ -62,7 +62,8 @@ func LoadWith(opts Options, paths ...string) (*Katalog, Diagnostics) {
 		return nil, Diagnostics{{Message: "no katalog given; pass -f KATALOG.yaml"}}
 	}
 	k := &Katalog{File: paths[0]}
-	l := &loader{k: k, diags: &diags, origin: map[*yaml.Node]string{}, crds: map[string]*CRD{}, opts: opts, bounds: Boundaries(paths)}
+	l := &loader{k: k, diags: &diags, origin: map[*yaml.Node]string{}, crds: map[string]*CRD{}, opts: opts, bounds: Boundaries(paths),
+		profiles: map[string]map[string]*Profile{}}
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
@@ -88,6 +89,7 @@ func LoadWith(opts Options, paths ...string) (*Katalog, Diagnostics) {
 	if len(k.CRDs) == 0 && !diags.HasErrors() {
 		diags = append(diags, Diagnostic{Pos: Pos{File: k.File}, Message: "the katalog declares no CRD entries; add spec.crds"})
 	}
+	l.expandProfiles()
 	l.resolveCRDs(opts)
 	checkConversions(k, &diags)
 	checkDependencies(k, &diags)
@@ -113,6 +115,9 @@ type loader struct {
 	// (MaxKatalogBytes).
 	bounds       []Boundary
 	katalogBytes int
+	// profiles are the presets the katalog's files define, by class and
+	// name (profiles.go).
+	profiles map[string]map[string]*Profile
 }
 
 func (l *loader) decoder(file string) *decoder {
@@ -233,7 +238,7 @@ func yamlError(path string, err error) Diagnostic {
 	return Diagnostic{Pos: Pos{File: path, Line: line, Col: col}, Message: "YAML syntax error: " + msg}
 }
 
-var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway", "notes", "security"}
+var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway", "notes", "security", "profiles"}
 
 // katalog decodes one Katalog or Komposer document into d.loader's katalog.
 func (d *decoder) katalog(root *yaml.Node, dir string) {
@@ -265,6 +270,9 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 		d.security(f.value)
 	}
 	sources := d.sources(top, dir)
+	if f, ok := top["profiles"]; ok {
+		d.profiles(f.value, "profiles")
+	}
 	if top.has("notes") {
 		// After the imports: a composing document's notes override theirs.
 		d.notes(k, top["notes"].value, sources)

@@ -64,7 +64,7 @@ onReconcile:
 		{"prune under the reconciler block is not a key", `
 reconciler:
   prune: true
-`, []string{"16:11: [site] operatorBox.reconciler.prune: unknown key \"prune\"; allowed keys: default, imports, onCreate, onDelete, onReconcile, queue, resync, workers"}},
+`, []string{"16:11: [site] operatorBox.reconciler.prune: unknown key \"prune\"; allowed keys: default, imports, onCreate, onDelete, onReconcile, profile, queue, resync, workers"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, diags := loadBox(t, tc.box)

@@ -13,7 +13,7 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 		d.errorf(n, path, "a %s entry must be a map of fields, got %s", kind, describe(orNode(n, &yaml.Node{})))
 		return nil
 	}
-	r := &Resource{Kind: kind, Hook: hook, Index: index, Pos: d.pos(n), Fields: &Value{Kind: MapValue, Pos: d.pos(n), Node: n}}
+	r := &Resource{Kind: kind, Hook: hook, Index: index, Pos: d.pos(n), Fields: &Value{Kind: MapValue, Pos: d.pos(n), Node: n}, path: path}
 	known := append(spec.FieldNames(), ControlKeys...)
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {

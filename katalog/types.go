@@ -131,6 +131,11 @@ type CRDEntry struct {
 	DeprecationWarning *string
 	DeprecationPos     Pos
 
+	// reconcilerProfile is operatorBox.reconciler.profile (at
+	// reconcilerProfilePath), applied once every profile is read.
+	reconcilerProfile     *Value
+	reconcilerProfilePath string
+
 	// dir is the directory paths in this entry are relative to; node is the
 	// entry as written (a Komposer override merges into it) and listForm
 	// whether it was a `- name:` item.
@@ -314,6 +319,9 @@ type Resource struct {
 
 	// nameOnly: an onDelete declaration of only a name (see onDeleteNames).
 	nameOnly bool
+	// path is the declaration's field path as written (for diagnostics
+	// made after decoding, such as profile expansion).
+	path string
 }
 
 // ForEach is a declaration's forEach: the field iterated and the name of

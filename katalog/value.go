@@ -15,6 +15,9 @@ const (
 	BoolValue
 	MapValue
 	ListValue
+	// SelectValue is chosen when the object is reconciled, by a name: a
+	// profile named by an expression (Value.Select).
+	SelectValue
 )
 
 func (k ValueKind) String() string {
@@ -33,6 +36,8 @@ func (k ValueKind) String() string {
 		return "map"
 	case ListValue:
 		return "list"
+	case SelectValue:
+		return "selection"
 	}
 	return "unknown"
 }
@@ -54,6 +59,29 @@ type Value struct {
 	// Node is the YAML node the value came from; `migrate` rewrites it in place
 	// to keep comments and formatting.
 	Node *yaml.Node
+	// Select holds the cases of a SelectValue.
+	Select *Selection
+}
+
+// Selection is a value chosen by a name when the object is reconciled: a
+// profile whose name is an expression expands at load into every profile it
+// may name, and the name picks one.
+type Selection struct {
+	// Key is the name: a string value (an expression) of the katalog.
+	Key *Value
+	// What names the choice in messages ("resource profile").
+	What  string
+	Cases []SelectCase
+}
+
+// SelectCase is one name a Selection may pick.
+type SelectCase struct {
+	Name string
+	// Fold: the name matches in any case (built-in profiles); otherwise
+	// exactly (profiles the katalog defines).
+	Fold bool
+	// Value is what the name stands for; nil leaves the field unset.
+	Value *Value
 }
 
 // MapEntry is one key of a map Value, in document order.

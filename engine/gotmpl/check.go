@@ -399,6 +399,8 @@ func (c *checker) fields(base shape, segs []string, offs []int, ref string) shap
 				c.warn(offs[i], "unknown field "+written+": "+prob.msg+"; the API server drops fields the CRD does not declare, so it always reads as absent — declare it in the CRD's schema")
 			case prob.kind == noFields:
 				c.report(offs[i], written+": "+prob.msg)
+			case prob.kind == absentKey:
+				c.warn(offs[i], prob.msg)
 			default:
 				c.report(offs[i], prob.msg)
 			}

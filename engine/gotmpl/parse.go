@@ -31,6 +31,9 @@ const treeName = "legacy"
 // `{{ define }}`, `{{ block }}` and `{{ template }}` are rejected: a value is
 // one template.
 //
+// Field chains with dashed keys (`.children.deployments.my-service`) are
+// read with index (dashes.go).
+//
 // Parse is the one place templates are parsed; the migrate translator uses
 // it too.
 func Parse(src string) (*parse.Tree, error) {
@@ -57,7 +60,7 @@ func parseRaw(src string) (*parse.Tree, error) {
 	t := parse.New(treeName)
 	t.Mode = parse.SkipFuncCheck
 	treeSet := map[string]*parse.Tree{}
-	if _, err := t.Parse(src, "{{", "}}", treeSet); err != nil {
+	if _, err := t.Parse(rewriteDashes(src), "{{", "}}", treeSet); err != nil {
 		return nil, mapParseError(src, err)
 	}
 	if len(treeSet) > 1 {

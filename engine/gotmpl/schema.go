@@ -126,6 +126,7 @@ const (
 	unknownField problemKind = iota // no such field: "unknown field REF: MSG"
 	noFields                        // a scalar or list has no fields: "REF: MSG"
 	foreignRoot                     // .children and friends: MSG alone
+	absentKey                       // read as absent, as upstream does: a warning, MSG alone
 )
 
 // child looks seg up below sh.
@@ -136,6 +137,14 @@ func child(sh shape, seg, version string) (shape, *fieldProblem) {
 	}
 	if sh.children {
 		if !childKeyNames[seg] {
+			for k := range childKeyNames {
+				if strings.EqualFold(k, seg) {
+					// Upstream's examples write the kind's key
+					// (.children.networkPolicies), which upstream reads as
+					// absent; so does this runtime, with a warning.
+					return shape{}, &fieldProblem{kind: absentKey, msg: fmt.Sprintf(".children has no key %q (its keys are lower-case: %q), so it always reads as absent, as upstream reads it; write .children.%s", seg, k, k)}
+				}
+			}
 			return shape{}, &fieldProblem{kind: foreignRoot, msg: fmt.Sprintf(".children has no key %q%s", seg, childKeyHint(seg))}
 		}
 		return shape{path: next}, nil

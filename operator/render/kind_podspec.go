@@ -2,10 +2,12 @@ package render
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -103,6 +105,9 @@ func (b *builder) container() corev1.Container {
 	f.into("livenessProbe", &c.LivenessProbe)
 	f.into("readinessProbe", &c.ReadinessProbe)
 	f.into("startupProbe", &c.StartupProbe)
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		numericPort(p)
+	}
 	f.into("securityContext", &c.SecurityContext)
 	f.into("volumeMounts", &c.VolumeMounts)
 	return c
@@ -306,5 +311,27 @@ func diffContainer(d *Drift, m Managed, wc, gc *corev1.Container, list func(want
 	if m.has("volumeMounts") && !list(wc.VolumeMounts, gc.VolumeMounts) {
 		gc.VolumeMounts = wc.VolumeMounts
 		d.add("volumeMounts")
+	}
+}
+
+// numericPort reads a probe's port written as a number in a string ("8080",
+// as a legacy template renders it) as the number: a port name has a letter,
+// so such a string can only mean the number.
+func numericPort(p *corev1.Probe) {
+	if p == nil {
+		return
+	}
+	fix := func(port *intstr.IntOrString) {
+		if port.Type == intstr.String {
+			if n, err := strconv.ParseInt(port.StrVal, 10, 32); err == nil {
+				*port = intstr.FromInt32(int32(n))
+			}
+		}
+	}
+	if p.HTTPGet != nil {
+		fix(&p.HTTPGet.Port)
+	}
+	if p.TCPSocket != nil {
+		fix(&p.TCPSocket.Port)
 	}
 }
