@@ -13,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -266,4 +267,84 @@ onReconcile:
 	if len(lr.Spec.Limits) != 1 || lr.Spec.Limits[0].Max.Memory().String() != "1Gi" {
 		t.Errorf("limit range copy: %+v", lr.Spec)
 	}
+}
+
+// Profiles reach the API server expanded: the objects carry the values the
+// profiles stand for (upstream's built-ins and one the katalog defines),
+// and a profile named by an expression follows the custom resource.
+func TestProfilesReachTheAPIServer(t *testing.T) {
+	plan := widgetPlanWith(t, "", `
+reconciler: {profile: conservative}
+onReconcile:
+  deployments:
+    - name: web
+      image: "${self.spec.image}"
+      port: 8080
+      resources: {profile: "${self.spec.channel}"}
+      securityContext: {profile: restricted}
+      podSecurity: {profile: hardened}
+      rollingUpdate: {profile: safe}
+      probes:
+        readiness: {type: http, path: /ready, profile: fast}
+  pdb:
+    - name: web-pdb
+      behavior: {profile: rolling}
+  hpa:
+    - name: web-hpa
+      scaleTargetRef: {name: web}
+      maxReplicas: 4
+      behavior: {profile: web}
+  networkPolicies:
+    - name: deny
+      profile: deny-all
+  resourceQuotas:
+    - name: quota
+      profile: small
+`)
+	if e := plan.Entries[0]; e.Workers != 2 || e.Resync.String() != "1m0s" {
+		t.Errorf("reconciler profile conservative: workers %d, resync %s", e.Workers, e.Resync)
+	}
+	h := startOperator(t, plan)
+	create(t, widget(h.ns, "app", map[string]any{"image": "nginx:1", "channel": "small"}))
+	converged(t, h.ns, "app")
+	var d appsv1.Deployment
+	mustGet(t, h.ns, "web", &d)
+	c := d.Spec.Template.Spec.Containers[0]
+	checks := []error{
+		want(c.Resources.Requests.Cpu().String() == "100m" && c.Resources.Limits.Memory().String() == "512Mi", "resources %v", c.Resources),
+		want(*c.SecurityContext.RunAsNonRoot && !*c.SecurityContext.AllowPrivilegeEscalation && fmt.Sprint(c.SecurityContext.Capabilities.Drop) == "[ALL]", "securityContext %+v", c.SecurityContext),
+		want(*d.Spec.Template.Spec.SecurityContext.FSGroup == 65534, "podSecurityContext %+v", d.Spec.Template.Spec.SecurityContext),
+		want(d.Spec.Strategy.RollingUpdate.MaxSurge.String() == "1" && d.Spec.Strategy.RollingUpdate.MaxUnavailable.String() == "0", "strategy %+v", d.Spec.Strategy),
+		want(c.ReadinessProbe.PeriodSeconds == 10 && c.ReadinessProbe.HTTPGet.Port.IntValue() == 8080, "readiness %+v", c.ReadinessProbe),
+	}
+	var pdb policyv1.PodDisruptionBudget
+	mustGet(t, h.ns, "web-pdb", &pdb)
+	checks = append(checks, want(pdb.Spec.MaxUnavailable.String() == "1", "pdb %+v", pdb.Spec))
+	var hpa autoscalingv2.HorizontalPodAutoscaler
+	mustGet(t, h.ns, "web-hpa", &hpa)
+	checks = append(checks, want(*hpa.Spec.Behavior.ScaleDown.StabilizationWindowSeconds == 300 && *hpa.Spec.Metrics[0].Resource.Target.AverageUtilization == 70, "hpa %+v", hpa.Spec))
+	var np networkingv1.NetworkPolicy
+	mustGet(t, h.ns, "deny", &np)
+	checks = append(checks, want(fmt.Sprint(np.Spec.PolicyTypes) == "[Ingress Egress]" && len(np.Spec.Ingress)+len(np.Spec.Egress) == 0, "network policy %+v", np.Spec))
+	var q corev1.ResourceQuota
+	mustGet(t, h.ns, "quota", &q)
+	checks = append(checks, want(q.Spec.Hard.Pods().String() == "10", "quota %v", q.Spec.Hard))
+	for _, err := range checks {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+
+	// The channel names another resource profile: the Deployment follows.
+	updateWidget(t, h.ns, "app", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "large", "spec", "channel")
+	})
+	eventually(t, "the large profile's resources", func() error {
+		var d appsv1.Deployment
+		if err := get(h.ns, "web", &d); err != nil {
+			return err
+		}
+		r := d.Spec.Template.Spec.Containers[0].Resources
+		return want(r.Requests.Cpu().String() == "500m" && r.Limits.Memory().String() == "2Gi", "resources %v", r)
+	})
 }
