@@ -85,13 +85,9 @@ func (d *decoder) admission(e *CRDEntry, o object) {
 
 func (d *decoder) validationRules(n *yaml.Node, path string) []*ValidationRule {
 	o := d.mapping(n, path, validationBlockKeys, nil)
-	if f, ok := o["include"]; ok {
-		d.errorf(f.key, path+".include", "validation include: files are not read; write the rules here")
-	}
 	var out []*ValidationRule
-	for i, item := range d.list(o["rules"].value, path+".rules") {
-		ipath := fmt.Sprintf("%s.rules[%d]", path, i)
-		item = resolve(item)
+	for _, it := range d.withIncluded(o, path, "rules", "validation rules fragment") {
+		d, ipath, item := it.d, it.path, resolve(it.node)
 		if item == nil || item.Kind != yaml.MappingNode {
 			d.errorf(item, ipath, "a validation rule is a map: a condition (field: …) or rule: (CEL), with message: and action:")
 			continue
@@ -136,15 +132,12 @@ func (d *decoder) validationRules(n *yaml.Node, path string) []*ValidationRule {
 
 func (d *decoder) mutationRules(n *yaml.Node, path string) []*MutationRule {
 	o := d.mapping(n, path, mutationBlockKeys, nil)
-	if f, ok := o["include"]; ok {
-		d.errorf(f.key, path+".include", "mutation include: files are not read; write the rules here")
-	}
 	if f, ok := o["mutateFirst"]; ok && !d.boolean(f.value, path+".mutateFirst") {
 		d.warnf(f.key, path+".mutateFirst", "the API server always runs mutating policies before validating ones; mutateFirst: false changes nothing here")
 	}
 	var out []*MutationRule
-	for i, item := range d.list(o["rules"].value, path+".rules") {
-		ipath := fmt.Sprintf("%s.rules[%d]", path, i)
+	for _, it := range d.withIncluded(o, path, "rules", "mutation rules fragment") {
+		d, ipath, item := it.d, it.path, it.node
 		ro := d.mapping(item, ipath, mutationRuleKeys, nil)
 		r := &MutationRule{Pos: d.pos(resolve(item)), Path: ipath, Field: d.str(ro["field"].value, ipath+".field"), FieldPos: d.pos(ro["field"].value)}
 		switch {
@@ -203,6 +196,36 @@ func (d *decoder) security(n *yaml.Node) {
 			s.NamespaceProtection = on
 		}
 	}
+}
+
+// listItem is one item of a list that may come from an include: fragment:
+// its decoder (of the file it is in) and path.
+type listItem struct {
+	d    *decoder
+	node *yaml.Node
+	path string
+}
+
+// withIncluded returns the items of o's list under key: first those of the
+// fragment file named by o's include: (a document holding key:, as
+// upstream's pkg/types/includes.go reads it), then the block's own.
+func (d *decoder) withIncluded(o object, path, key, what string) []listItem {
+	var out []listItem
+	if f, ok := o["include"]; ok {
+		if fd, root := d.fragment(f.value, path+".include", what); root != nil {
+			fo := fd.mapping(root, "", []string{key}, nil)
+			if !fo.has(key) {
+				fd.errorf(root, key, "a %s needs `%s:`", what, key)
+			}
+			for i, n := range fd.list(fo[key].value, key) {
+				out = append(out, listItem{fd, n, fmt.Sprintf("%s[%d]", key, i)})
+			}
+		}
+	}
+	for i, n := range d.list(o[key].value, path+"."+key) {
+		out = append(out, listItem{d, n, fmt.Sprintf("%s.%s[%d]", path, key, i)})
+	}
+	return out
 }
 
 // list returns the items of a sequence, reporting anything else.

@@ -74,7 +74,19 @@ func (d *decoder) profiles(n *yaml.Node, path string) {
 	for _, c := range profileClasses {
 		keys = append(keys, c.Key)
 	}
-	o := d.mapping(n, path, keys, []string{"include"})
+	o := d.mapping(n, path, append(keys, "include"), nil)
+	if f, ok := o["include"]; ok {
+		// A fragment holding a profiles: block, read before this one's
+		// (upstream's ExpandProfileInclude).
+		if fd, root := d.fragment(f.value, path+".include", "profiles fragment"); root != nil {
+			fo := fd.mapping(root, "", []string{"profiles"}, nil)
+			if !fo.has("profiles") {
+				fd.errorf(root, "profiles", "a profiles fragment needs `profiles:`")
+			} else {
+				fd.profiles(fo["profiles"].value, "profiles")
+			}
+		}
+	}
 	l := d.loader
 	for _, c := range profileClasses {
 		f, ok := o[c.Key]

@@ -225,8 +225,8 @@ func TestDefinedProfilesAndErrors(t *testing.T) {
 			`profiles.pdb[1].name: PodDisruptionBudget profile "a" is defined twice: here and at`},
 		{"reconciler profile as an expression", "", "reconciler: {profile: \"{{ .spec.tier }}\"}",
 			`[site] operatorBox.reconciler.profile: a reconciler profile sets workers and resync when the operator starts, so it is named by a literal, not an expression`},
-		{"profiles.include", "profiles:\n  include: ./p.yaml\n", "onReconcile: {}",
-			`profiles.include: "include" is part of the original katalog format but not supported by this runtime`},
+		{"profiles.include of a missing file", "profiles:\n  include: ./p.yaml\n", "onReconcile: {}",
+			`p.yaml not found (paths are relative to the file that names them)`},
 	}
 	for _, tc := range errs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -260,5 +260,23 @@ func TestProfileNamedByAnExpression(t *testing.T) {
 	}
 	if hard.Select.Key.Str != "${self.spec.tier}" {
 		t.Errorf("key %q", hard.Select.Key.Str)
+	}
+}
+
+// profiles.include reads a fragment holding a profiles: block (upstream's
+// ExpandProfileInclude), its profiles usable like the katalog's own.
+func TestProfilesInclude(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"k.yaml": "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nprofiles:\n  include: ./shared/profiles.yaml\n  pdb:\n    - {name: one, minAvailable: \"1\"}\n" +
+			entrySpec("      operatorBox:\n        onReconcile:\n          pdb:\n            - {name: a, behavior: {profile: team}}\n            - {name: b, behavior: {profile: one}}\n"),
+		"shared/profiles.yaml": "profiles:\n  pdb:\n    - {name: team, maxUnavailable: \"2\"}\n",
+	})
+	k, diags := Load(filepath.Join(dir, "k.yaml"))
+	if diags.HasErrors() {
+		t.Fatal(diagLines(dir, diags))
+	}
+	rs := k.CRDs[0].Box.Hooks[OnReconcile].Resources
+	if a, b := fieldsJSON(rs[0].Fields), fieldsJSON(rs[1].Fields); a != `{"maxUnavailable":"2","name":"a"}` || b != `{"minAvailable":"1","name":"b"}` {
+		t.Errorf("a %s, b %s", a, b)
 	}
 }

@@ -255,3 +255,43 @@ func TestStatusInclude(t *testing.T) {
 		t.Fatalf("want %s…, got\n%s", want, diagLines(dir, diags.Errors()))
 	}
 }
+
+// admission validation and mutation `include:` read their rules from a
+// fragment file holding `rules:`, before the block's own (orkspace/orkestra
+// examples/intermediate/08-state-machine include/admission.yaml; upstream
+// pkg/types/includes.go); a rule's position is in the fragment.
+func TestAdmissionInclude(t *testing.T) {
+	body := "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n      admission:\n        validation:\n          include: ./include/%s\n          rules:\n            - {field: spec.theme, operator: exists, message: theme}\n        mutation:\n          include: ./include/mutate.yaml\n"
+	dir := writeFiles(t, map[string]string{
+		"k.yaml":                 header2 + fmt.Sprintf(body, "admission.yaml"),
+		"bad.yaml":               header2 + fmt.Sprintf(body, "broken.yaml"),
+		"include/admission.yaml": "rules:\n  - field: spec.image\n    operator: exists\n    message: spec.image is required\n    action: deny\n",
+		"include/mutate.yaml":    "rules:\n  - {field: spec.replicas, default: 2}\n",
+		"include/broken.yaml":    "rulez: []\n",
+	})
+	k, diags := Load(filepath.Join(dir, "k.yaml"))
+	if diags.HasErrors() {
+		t.Fatal(diagLines(dir, diags))
+	}
+	a := k.CRDs[0].Admission
+	if len(a.Validation) != 2 || a.Validation[0].Message != "spec.image is required" || a.Validation[1].Message != "theme" ||
+		!strings.HasSuffix(a.Validation[0].Pos.File, "include/admission.yaml") || a.Validation[0].Pos.Line != 2 {
+		t.Fatalf("validation %+v", a.Validation)
+	}
+	if len(a.Mutation) != 1 || a.Mutation[0].Field != "spec.replicas" {
+		t.Fatalf("mutation %+v", a.Mutation)
+	}
+	if got := strings.Join(k.Included, ","); !strings.Contains(got, "include/admission.yaml") || !strings.Contains(got, "include/mutate.yaml") {
+		t.Errorf("Included %s", got)
+	}
+	_, diags = Load(filepath.Join(dir, "bad.yaml"))
+	got := diagLines(dir, diags.Errors())
+	for _, want := range []string{
+		`include/broken.yaml:1:1: [site] rulez: unknown key "rulez"`,
+		"include/broken.yaml:1:1: [site] rules: a validation rules fragment needs `rules:`",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %s in\n%s", want, got)
+		}
+	}
+}
