@@ -2,6 +2,7 @@ package admission_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,7 +205,7 @@ func TestAdmissionInTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "ValidatingAdmissionPolicyBinding/orkestra-platform-platform-warn ValidatingAdmissionPolicy/orkestra-platform-platform-warn"
-	if strings.Join(deleted, " ") != want {
+	if fmt.Sprint(deleted) != "["+want+"]" {
 		t.Fatalf("deleted %v, want %s", deleted, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -62,10 +63,18 @@ var policyKinds = []client.ObjectList{
 	&admissionv1.MutatingAdmissionPolicyList{},
 }
 
+// Removed is a policy or binding Apply deleted.
+type Removed struct {
+	Kind, Name string
+	UID        types.UID
+}
+
+func (r Removed) String() string { return r.Kind + "/" + r.Name }
+
 // Apply server-side-applies the plan's policies and deletes the policies
 // the katalog owned (LabelKatalog) that it no longer declares. It returns
-// what it applied and deleted, "Kind/name" each.
-func Apply(ctx context.Context, c client.Client, scheme *runtime.Scheme, plan *engine.Plan) (applied, deleted []string, err error) {
+// what it applied ("Kind/name" each) and deleted.
+func Apply(ctx context.Context, c client.Client, scheme *runtime.Scheme, plan *engine.Plan) (applied []string, deleted []Removed, err error) {
 	want := map[string]bool{}
 	for _, o := range Policies(plan) {
 		u, err := toUnstructured(scheme, o)
@@ -103,7 +112,7 @@ func Apply(ctx context.Context, c client.Client, scheme *runtime.Scheme, plan *e
 			if err := c.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
 				return applied, deleted, fmt.Errorf("removing %s, which the katalog no longer declares: %w", key, err)
 			}
-			deleted = append(deleted, key)
+			deleted = append(deleted, Removed{Kind: gvk.Kind, Name: o.GetName(), UID: o.GetUID()})
 		}
 	}
 	return applied, deleted, nil

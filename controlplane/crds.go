@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
@@ -41,7 +42,7 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, plan *engine.Plan, wh *W
 		}
 		seen[src.Object.Name] = true
 		crd := &apiextensionsv1.CustomResourceDefinition{
-			ObjectMeta: metav1.ObjectMeta{Name: src.Object.Name, Labels: src.Object.Labels, Annotations: src.Object.Annotations},
+			ObjectMeta: metav1.ObjectMeta{Name: src.Object.Name, Labels: src.Object.Labels, Annotations: crdspec.Annotations(plan, src)},
 		}
 		var strategy crdspec.Strategy
 		crd.Spec, strategy = crdspec.Spec(plan, src, apiextensionsv1.WebhookClientConfig{URL: &wh.URL, CABundle: wh.CAPEM})
@@ -71,6 +72,11 @@ func createOrReplace(ctx context.Context, ext apiextensionsclient.Interface, crd
 		return nil, err
 	}
 	old.Spec = crd.Spec
+	if rules, ok := crd.Annotations[admission.AnnotationRules]; ok {
+		metav1.SetMetaDataAnnotation(&old.ObjectMeta, admission.AnnotationRules, rules)
+	} else {
+		delete(old.Annotations, admission.AnnotationRules)
+	}
 	return crds.Update(ctx, old, metav1.UpdateOptions{FieldManager: FieldManager})
 }
 

@@ -329,7 +329,7 @@ func (in *Install) crds(plan *engine.Plan) []*apiextensionsv1.CustomResourceDefi
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        src.Name,
 				Labels:      merge(src.Labels, map[string]string{LabelKatalog: plan.Katalog.Name}),
-				Annotations: src.Annotations,
+				Annotations: crdspec.Annotations(plan, e.Source.CRD),
 			},
 		}
 		cc := apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
@@ -596,8 +596,9 @@ func (in *Install) rbac(plan *engine.Plan, labels map[string]string, managesPoli
 			return err
 		}
 	}
-	// The storage migration (on by default in orkestra run) reads and
-	// patches every katalog CRD (progress annotation), writes its status
+	// orkestra run reads every katalog CRD at start and patches the
+	// katalog's validation rules into it; the storage migration (on by
+	// default) reads and patches it too (progress annotation), writes its status
 	// (storedVersions, condition) and rewrites its objects; the built-in
 	// certificate mode patches the CA bundle into the CRDs converting
 	// through the webhook, a subset of those. list and watch name the CRDs

@@ -10,17 +10,13 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/lifecycle/storage"
@@ -202,7 +198,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 			return fmt.Errorf("built-in webhook certificates: %w", err)
 		}
 	}
-	if err := applyPolicies(ctx, cfg, mgr.GetClient(), mgr.GetScheme(), plan, rf.withoutPolicies, log); err != nil {
+	if err := applyAdmission(ctx, cfg, mgr, plan, rf.withoutPolicies, log); err != nil {
 		return err
 	}
 	op := operator.New(plan, operator.Options{Log: log.WithName("operator"), SkipControllerNameValidation: rf.skipNameValidation})
@@ -285,36 +281,4 @@ func (r operatorRuntime) Entry(name string) (webhook.EntryRuntime, bool) {
 		}
 	}
 	return out, true
-}
-
-// applyPolicies applies the katalog's admission policies (and removes those
-// it no longer declares) before anything is reconciled; a cluster without
-// the policy APIs is an error unless the user opts out.
-func applyPolicies(ctx context.Context, cfg *rest.Config, c client.Client, scheme *runtime.Scheme, plan *engine.Plan, without bool, log logr.Logger) error {
-	if without {
-		if len(admission.Policies(plan)) > 0 {
-			log.Info("the katalog's admission rules are not enforced (--without-admission-policies)")
-		}
-		return nil
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if err := admission.Check(dc, plan); err != nil {
-		return err
-	}
-	// The manager's client reads from a cache that has not started yet.
-	direct, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: c.RESTMapper()})
-	if err != nil {
-		return err
-	}
-	applied, deleted, err := admission.Apply(ctx, direct, scheme, plan)
-	if err != nil {
-		return fmt.Errorf("admission policies: %w", err)
-	}
-	if len(applied)+len(deleted) > 0 {
-		log.Info("admission policies", "applied", applied, "removed", deleted)
-	}
-	return nil
 }

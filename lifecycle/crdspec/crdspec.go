@@ -6,6 +6,7 @@ package crdspec
 
 import (
 	"fmt"
+	"maps"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -70,6 +71,23 @@ func Spec(plan *engine.Plan, crd *katalog.CRD, cc apiextensionsv1.WebhookClientC
 		return spec, Identity
 	}
 	return spec, NoConversion
+}
+
+// Annotations returns the annotations to install crd with: the manifest's,
+// and admission.AnnotationRules listing the katalog's validation rules Spec
+// adds, so that `orkestra run` knows them for its own and removes those a
+// later katalog no longer declares.
+func Annotations(plan *engine.Plan, crd *katalog.CRD) map[string]string {
+	rules := admission.RulesAnnotation(plan, crd)
+	if rules == "" {
+		return crd.Object.Annotations
+	}
+	out := maps.Clone(crd.Object.Annotations)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[admission.AnnotationRules] = rules
+	return out
 }
 
 // IdentityNote is what manifests and dev say about a CRD installed without
