@@ -18,13 +18,13 @@ const (
 // them; the same conversion unacknowledged is an error.
 func TestCheckAcknowledged(t *testing.T) {
 	out, errOut, code := run(t, "", "check", "--strict", "-f", mayFailKatalog)
-	want := "ok: " + mayFailKatalog + " — 2 entries, 8 expressions, 2 conversion paths; 1 conversion path may fail (mayFail), 4 acknowledged findings\n"
+	want := "ok: " + mayFailKatalog + " — 2 entries, 8 expressions, 2 conversion paths; 1 conversion path may fail (mayFail), 5 acknowledged findings\n"
 	if code != 0 || out != want {
 		t.Fatalf("exit %d, stdout %q\nwant %q", code, out, want)
 	}
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	for i, field := range []string{"26:91: acknowledged: [gadget-v1] conversion.paths[0].spec.endpoints", "27:58: acknowledged: [gadget-v1] conversion.paths[0].spec.priority", "28:63: acknowledged: [gadget-v1] conversion.paths[0].spec.timeoutSeconds", "31:26: acknowledged: [gadget-v1] conversion.paths[0].metadata.labels.tier"} {
-		if len(lines) != 4 || !strings.HasPrefix(lines[i], mayFailKatalog+":"+field+": ") || !strings.HasSuffix(lines[i], `(mayFail: "`+mayFailReason+`")`) {
+	for i, field := range []string{"26:81: acknowledged: [gadget-v1] conversion.paths[0].spec.endpoints", "26:91: acknowledged: [gadget-v1] conversion.paths[0].spec.endpoints", "27:58: acknowledged: [gadget-v1] conversion.paths[0].spec.priority", "28:63: acknowledged: [gadget-v1] conversion.paths[0].spec.timeoutSeconds", "31:26: acknowledged: [gadget-v1] conversion.paths[0].metadata.labels.tier"} {
+		if len(lines) != 5 || !strings.HasPrefix(lines[i], mayFailKatalog+":"+field+": ") || !strings.HasSuffix(lines[i], `(mayFail: "`+mayFailReason+`")`) {
 			t.Errorf("stderr line %d: want %s…(mayFail: …); stderr:\n%s", i+1, field, errOut)
 		}
 	}
@@ -46,7 +46,7 @@ func TestCheckAcknowledgedFormats(t *testing.T) {
 		OK       bool      `json:"ok"`
 		Findings []finding `json:"findings"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || !doc.OK || len(doc.Findings) != 4 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || !doc.OK || len(doc.Findings) != 5 {
 		t.Fatalf("json: exit %d, %v: %s", code, err, out)
 	}
 	for _, f := range doc.Findings {
@@ -65,7 +65,7 @@ func TestCheckAcknowledgedFormats(t *testing.T) {
 			} `json:"results"`
 		} `json:"runs"`
 	}
-	if err := json.Unmarshal([]byte(out), &log); err != nil || len(log.Runs) != 1 || len(log.Runs[0].Results) != 4 {
+	if err := json.Unmarshal([]byte(out), &log); err != nil || len(log.Runs) != 1 || len(log.Runs[0].Results) != 5 {
 		t.Fatalf("sarif: %v: %s", err, out)
 	}
 	for _, r := range log.Runs[0].Results {
@@ -74,7 +74,7 @@ func TestCheckAcknowledgedFormats(t *testing.T) {
 		}
 	}
 	out, _, _ = run(t, "", "check", "--strict", "--format", "github", "-f", mayFailKatalog)
-	if strings.Count(out, "::notice file="+mayFailKatalog) != 4 || strings.Contains(out, "::error") {
+	if strings.Count(out, "::notice file="+mayFailKatalog) != 5 || strings.Contains(out, "::error") {
 		t.Errorf("github:\n%s", out)
 	}
 }
@@ -158,7 +158,7 @@ func TestConformanceEveryGroup(t *testing.T) {
 func TestExplainMayFail(t *testing.T) {
 	out, _, code := run(t, "", "explain", "-f", mayFailKatalog, "--from", "v1")
 	head := "gadgets.conformance.orkestra.io v1 → v2 (" + mayFailKatalog + `:19:13) — may fail: "` + mayFailReason + `"`
-	if code != 0 || !strings.HasPrefix(out, head+"\n") || strings.Count(out, "may fail here (acknowledged); orkestra check says why at ") != 4 {
+	if code != 0 || !strings.HasPrefix(out, head+"\n") || strings.Count(out, "may fail here (acknowledged); orkestra check says why at ") != 5 {
 		t.Errorf("explain:\n%s\nwant first line %s", out, head)
 	}
 	out, _, _ = run(t, "", "explain", "-f", unacknowledgedKatalog, "--from", "v1")

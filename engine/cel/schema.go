@@ -69,6 +69,11 @@ type node struct {
 	minItems  int64
 	minimum   *bound
 	maximum   *bound
+	// listType and listMapKeys are a list's x-kubernetes-list-type and
+	// x-kubernetes-list-map-keys: the API server keeps a set's items, and a
+	// list-map's keys, unique.
+	listType    string
+	listMapKeys []string
 	// bound is the keyword that would bound this node's size for cost
 	// estimation (maxItems, maxProperties, maxLength) when it is missing.
 	bound string
@@ -352,6 +357,9 @@ func (b *treeBuilder) build(s *structuralschema.Structural, path, typeName strin
 		n.kind = kList
 		elem := b.build(s.Items, path+"[*]", typeName+".@idx")
 		n.elem = elem
+		if s.XListType != nil {
+			n.listType, n.listMapKeys = *s.XListType, s.XListMapKeys
+		}
 		var maxItems int64
 		if vv != nil && vv.MaxItems != nil {
 			maxItems = zeroIfNegative(*vv.MaxItems)

@@ -634,6 +634,7 @@ func (t *totality) comprehension(e ast.Expr, f *facts, env map[string]aval) aval
 		inner[c.IterVar()] = elem
 	}
 	inner[c.AccuVar()] = aval{key: c.AccuVar()}
+	t.uniqueKeys(e, rng)
 	t.walk(c.LoopCondition(), f, inner)
 	t.walk(c.LoopStep(), f, inner)
 	t.walk(c.Result(), f, inner)

@@ -42,6 +42,18 @@ properties:
           properties:
             id: {type: string, maxLength: 8}
             label: {type: string, maxLength: 8}
+      keyed:
+        type: array
+        maxItems: 4
+        x-kubernetes-list-type: map
+        x-kubernetes-list-map-keys: [id]
+        items:
+          type: object
+          required: [id]
+          properties:
+            id: {type: string, maxLength: 8}
+            label: {type: string, maxLength: 8}
+      distinct: {type: array, maxItems: 4, x-kubernetes-list-type: set, items: {type: string, maxLength: 16}}
 `
 
 func TestTotality(t *testing.T) {
@@ -121,6 +133,19 @@ func TestTotality(t *testing.T) {
 		{src: "${self.spec.?note.optMap(n, n.matches('^[a-z]+$') ? n : {'': ''}['note is not lower-case']).orValue('')}", want: []string{"'note is not lower-case' is not a key of the map, so the lookup fails wherever it is reached"}},
 		{src: "${self.spec.strictHostPort.matches('^[a-z0-9.-]+:[0-9]{1,5}$') ? 'ok' : {'': ''}['bad hostPort']}"},
 		{src: "${ {'a': 1, 'b': 2}['b'] }"},
+		// transformMapEntry fails on a key it produces twice: unique are a
+		// map's own keys, a guarded rename, a list-map's key field and a
+		// set's items.
+		{src: "${self.spec.items.transformMapEntry(i, e, {e.id: e.?label.orValue('')})}", want: []string{"transformMapEntry can give two entries of spec.items the same key e.id on objects the schema accepts, and the conversion then fails (duplicate key)"}},
+		{src: "${self.spec.?keyed.optMap(l, l.transformMapEntry(i, e, {e.id: e.?label.orValue('')})).orValue({})}"},
+		{src: "${self.spec.?distinct.optMap(l, l.transformMapEntry(i, z, {z: i})).orValue({})}"},
+		{src: "${self.spec.zones.transformMapEntry(i, z, {z: i})}", want: []string{"transformMapEntry can give two entries of spec.zones the same key z"}},
+		{src: "${self.spec.?tags.optMap(m, m.transformMapEntry(k, v, {k: v + '!'})).orValue({})}"},
+		{src: "${self.spec.?tags.optMap(m, m.transformMapEntry(k, v, {v: k})).orValue({})}", want: []string{"transformMapEntry can give two entries of spec.tags the same key v"}},
+		{src: "${self.spec.?tags.optMap(m, m.transformMapEntry(k, v, {k == 'app' ? 'application' : k: v})).orValue({})}", want: []string{"the same key k == 'app' ? 'application' : k"}},
+		{src: "${self.spec.?tags.optMap(m, m.transformMapEntry(k, v, {k == 'app' && !('application' in m) ? 'application' : k: v})).orValue({})}"},
+		{src: "${self.spec.?tags.optMap(m, m.transformMapEntry(k, v, {!('application' in m) ? 'application' : k: v})).orValue({})}", want: []string{"the same key"}},
+		{src: "${self.spec.?tags.optMap(m, m.transformMapEntry(k, v, {k: v, 'x': v})).orValue({})}", want: []string{"return a map of one entry whose key is unique"}},
 		{src: "${self.spec.?note.value()}", want: []string{"self.spec.?note.value() fails when the optional is none"}},
 		{src: "${self.spec.?note.hasValue() ? self.spec.?note.value() : ''}"},
 		{src: "${optional.of(self.spec.name).optMap(n, n + '!').value()}"},
