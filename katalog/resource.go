@@ -55,7 +55,7 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 				if msg, ok := resourceKeyErrors[key]; ok {
 					d.errorf(k, fpath, "%q is part of the original katalog format but not supported by this runtime: %s", key, msg)
 				} else {
-					d.upstream(k, fpath, key)
+					d.upstream(k, v, fpath, key)
 				}
 				continue
 			}

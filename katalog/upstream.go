@@ -35,7 +35,6 @@ var upstreamKeys = map[string]upstreamKey{
 	"crossAccess":              {warn: true, why: "who may read this entry through cross:, which this runtime does not implement"},
 	"katalogName":              {warn: true, why: "upstream's runtime bookkeeping"},
 	"katalogNamespace":         {warn: true, why: "upstream's runtime bookkeeping"},
-	"forceConflict":            {warn: true, why: "server-side apply force; this runtime updates the fields it manages and corrects drift on them"},
 	"leaderElection":           {warn: true, why: "this runtime elects a leader per process (orkestra run --leader-elect)"},
 	"ignoreObservedGeneration": {warn: true, why: "this runtime writes status.observedGeneration only where the status schema has it"},
 

@@ -43,7 +43,7 @@ onReconcile:
 		t.Errorf("cluster rules = %v; want only events", a.Cluster)
 	}
 	want := []rbacv1.PolicyRule{
-		rule("", []string{"configmaps"}, "get", "list", "watch", "create", "update"),
+		rule("", []string{"configmaps"}, "get", "list", "watch", "create", "update", "patch"),
 		rule("test.orkestra.io", []string{"widgets"}, "get", "list", "watch", "patch"),
 		rule("test.orkestra.io", []string{"widgets/finalizers"}, "update"),
 	}
@@ -95,7 +95,7 @@ onCreate:
 	// copy of flags, which lives with the custom resource, needs no rule of
 	// its own.
 	wantApps := []rbacv1.PolicyRule{
-		rule("", []string{"configmaps", "secrets"}, "get", "list", "watch", "create"),
+		rule("", []string{"configmaps", "secrets"}, "get", "list", "watch", "create", "patch"),
 		rule("test.orkestra.io", []string{"widgets"}, "get", "list", "watch", "patch"),
 		rule("test.orkestra.io", []string{"widgets/finalizers"}, "update"),
 	}
@@ -136,10 +136,10 @@ func TestRulesForForEach(t *testing.T) {
 		hook, hookPrune, prune string
 		verbs                  []string
 	}{
-		{"onReconcile", "", "", []string{"get", "list", "watch", "create", "update"}},
-		{"onReconcile", "  prune: true\n", "", []string{"get", "list", "watch", "create", "update", "delete"}},
-		{"onCreate", "", "", []string{"get", "list", "watch", "create"}},
-		{"onCreate", "", "      prune: true\n", []string{"get", "list", "watch", "create", "delete"}},
+		{"onReconcile", "", "", []string{"get", "list", "watch", "create", "update", "patch"}},
+		{"onReconcile", "  prune: true\n", "", []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		{"onCreate", "", "", []string{"get", "list", "watch", "create", "patch"}},
+		{"onCreate", "", "      prune: true\n", []string{"get", "list", "watch", "create", "patch", "delete"}},
 	} {
 		a := Rules(compile(t, writeKatalog(t, tc.hook+":\n"+tc.hookPrune+`  configMaps:
     - name: "${self.metadata.name}-${each}"
@@ -159,8 +159,8 @@ func TestRulesForPrunedJobs(t *testing.T) {
 		prune string
 		verbs []string
 	}{
-		{"", []string{"get", "list", "watch", "create"}},
-		{"      prune: true\n", []string{"get", "list", "watch", "create", "delete"}},
+		{"", []string{"get", "list", "watch", "create", "patch"}},
+		{"      prune: true\n", []string{"get", "list", "watch", "create", "patch", "delete"}},
 	} {
 		a := Rules(compile(t, writeKatalog(t, `onReconcile:
   jobs:

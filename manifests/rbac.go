@@ -325,9 +325,10 @@ func union(a, b []string) map[string]bool {
 }
 
 // childVerbs are the verbs the appliers use on one declared child, from its
-// kind's lifecycle (render.Kinds).
+// kind's lifecycle (render.Kinds). Children are written with server-side
+// apply: patch, and create for the apply that creates one.
 func childVerbs(r *engine.Resource) []string {
-	verbs := []string{"get", "list", "watch", "create"}
+	verbs := []string{"get", "list", "watch", "create", "patch"}
 	if r.Hook == katalog.OnDelete {
 		// onDelete children are only created (and read while they run).
 		return verbs
@@ -350,14 +351,13 @@ func childVerbs(r *engine.Resource) []string {
 		}
 	default:
 		if reconciled {
+			// The corrected object, when an apply leaves another
+			// manager's item in a compared list or map.
 			verbs = append(verbs, "update")
 		}
 		if prunes || reconciled && recreates(r, k) {
 			verbs = append(verbs, "delete")
 		}
-	}
-	if r.Once && r.RotateAfter > 0 {
-		verbs = append(verbs, "update")
 	}
 	return verbs
 }

@@ -113,10 +113,10 @@ func TestClusterRulesWebsite(t *testing.T) {
 	want := []rbacv1.PolicyRule{
 		// A Service and a ConfigMap have a when: update for drift, delete
 		// when it stops holding.
-		rule("", []string{"configmaps", "services"}, "get", "list", "watch", "create", "update", "delete"),
+		rule("", []string{"configmaps", "services"}, "get", "list", "watch", "create", "update", "patch", "delete"),
 		eventRules[0],
 		// The Deployment is drift-corrected and unconditional: never deleted.
-		rule("apps", []string{"deployments"}, "get", "list", "watch", "create", "update"),
+		rule("apps", []string{"deployments"}, "get", "list", "watch", "create", "update", "patch"),
 		rule("demo.orkestra.io", []string{"websites"}, "get", "list", "watch", "patch"),
 		rule("demo.orkestra.io", []string{"websites/finalizers"}, "update"),
 		rule("demo.orkestra.io", []string{"websites/status"}, "patch"),
@@ -178,21 +178,20 @@ onDelete:
 	a := Rules(plan)
 	rules, warnings := a.Cluster, a.Warnings
 	want := []rbacv1.PolicyRule{
-		// onCreate ConfigMap: created once, never updated or deleted.
-		rule("", []string{"configmaps"}, "get", "list", "watch", "create"),
+		// onCreate ConfigMap: applied once, never updated or deleted; a
+		// `once` secret with rotateAfter is regenerated with an apply.
+		rule("", []string{"configmaps", "secrets"}, "get", "list", "watch", "create", "patch"),
 		eventRules[0],
-		// Pods are recreated on drift (delete + create), never updated.
-		rule("", []string{"pods"}, "get", "list", "watch", "create", "delete"),
-		// A `once` secret with rotateAfter is regenerated in place.
-		rule("", []string{"secrets"}, "get", "list", "watch", "create", "update"),
+		// Pods are recreated on drift (delete + apply), never updated.
+		rule("", []string{"pods"}, "get", "list", "watch", "create", "patch", "delete"),
 		// reconcile: true with headless (immutable clusterIP): recreated.
-		rule("", []string{"services"}, "get", "list", "watch", "create", "update", "delete"),
+		rule("", []string{"services"}, "get", "list", "watch", "create", "update", "patch", "delete"),
 		// Jobs are create-only, and stay when their when stops holding
 		// (no prune: true).
-		rule("batch", []string{"jobs"}, "get", "list", "watch", "create"),
+		rule("batch", []string{"jobs"}, "get", "list", "watch", "create", "patch"),
 		rule("events.k8s.io", []string{"events"}, "create", "patch"),
 		// The guessed custom kind.
-		rule("example.com", []string{"gizmos"}, "get", "list", "watch", "create", "update"),
+		rule("example.com", []string{"gizmos"}, "get", "list", "watch", "create", "update", "patch"),
 		// The katalog's own CRD as a child: its plural; no status subresource.
 		rule("test.orkestra.io", []string{"widgets"}, "get", "list", "watch", "create", "update", "patch"),
 		rule("test.orkestra.io", []string{"widgets/finalizers"}, "update"),

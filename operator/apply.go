@@ -30,6 +30,9 @@ type applier struct {
 	// skipped names the children not applied because their namespace is
 	// outside the entry's allowedNamespaces or in its restrictedNamespaces.
 	skipped []string
+	// absent names the copies skipped because their source does not exist
+	// (Options.AbsentCopySource).
+	absent []string
 	// retry asks for a reconcile soon (stale cache, conflict).
 	retry bool
 	// requeueAfter is the time until the next secret rotation (0: none).
@@ -81,6 +84,10 @@ func (a *applier) applyAll(res *render.Result) error {
 		if chosen[c.Key()] != c {
 			continue
 		}
+		if c.Skipped != "" {
+			a.absentSource(c)
+			continue
+		}
 		a.applied++
 		if err := a.apply(c); err != nil {
 			return fmt.Errorf("%s (%s): %w", c, c.Resource.Fields.Field, err)
@@ -96,7 +103,18 @@ func (a *applier) summary() string {
 	if len(a.skipped) > 0 {
 		msg += fmt.Sprintf("; %d skipped, their namespace is not allowed (allowedNamespaces, restrictedNamespaces): %s", len(a.skipped), strings.Join(a.skipped, ", "))
 	}
+	if len(a.absent) > 0 {
+		msg += fmt.Sprintf("; %d copies skipped, their source does not exist: %s", len(a.absent), strings.Join(a.absent, ", "))
+	}
 	return msg
+}
+
+// absentSource reports a copy skipped because its source does not exist
+// (Options.AbsentCopySource).
+func (a *applier) absentSource(c *render.Child) {
+	note := c.String() + ": " + c.Skipped
+	a.absent = append(a.absent, note)
+	a.e.op.opts.AbsentCopySource(a.e.entry.Name, client.ObjectKeyFromObject(a.cr), note)
 }
 
 // pruneItems deletes the children of forEach declarations that prune their
@@ -244,148 +262,7 @@ func (a *applier) apply(c *render.Child) error {
 	if d.Recreate {
 		return a.recreate(c, live, d)
 	}
-	// A patch of what drifted, at the resourceVersion read: what the cache
-	// does not hold (managedFields, the last-applied annotation) is kept.
-	if err := a.e.client.Patch(a.ctx, live, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) {
-			a.retry = true
-			return nil
-		}
-		return fmt.Errorf("updating %s: %w", strings.Join(d.Fields, ", "), err)
-	}
-	a.change("Updated", "updated %s: %s drifted", c, strings.Join(d.Fields, ", "))
-	return nil
-}
-
-// desired returns a fresh copy of the child's object to create.
-func (a *applier) desired(c *render.Child) client.Object {
-	var obj client.Object
-	if c.Typed != nil {
-		obj = c.Typed.DeepCopyObject().(client.Object)
-	} else {
-		obj = c.Object.DeepCopy()
-	}
-	if c.Resource.Once {
-		ann := obj.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[render.AnnotationGeneratedAt] = a.now.UTC().Format(time.RFC3339)
-		obj.SetAnnotations(ann)
-		a.scheduleRotation(c, a.now)
-	}
-	return obj
-}
-
-func (a *applier) create(c *render.Child) error {
-	obj := a.desired(c)
-	if err := a.e.client.Create(a.ctx, obj); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return a.alreadyExists(c)
-		}
-		return fmt.Errorf("creating: %w", err)
-	}
-	if c.Kind == "jobs" {
-		a.jobsCreated = append(a.jobsCreated, c.Namespace+"/"+c.Name)
-	}
-	if err := a.initialStatus(c, obj); err != nil {
-		return err
-	}
-	a.change("Created", "created %s", c)
-	return nil
-}
-
-// initialStatus writes a custom child's declared status through its status
-// subresource once it was created (the API server ignores status on create);
-// afterwards the child's own controller owns its status.
-func (a *applier) initialStatus(c *render.Child, created client.Object) error {
-	if c.Status == nil {
-		return nil
-	}
-	u, ok := created.(*unstructured.Unstructured)
-	if !ok {
-		return fmt.Errorf("status: applies to custom children only")
-	}
-	orig := u.DeepCopy()
-	u.Object["status"] = c.Status
-	if err := a.e.client.Status().Patch(a.ctx, u, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("writing its initial status (hasStatus: false skips it): %w", err)
-	}
-	return nil
-}
-
-// alreadyExists handles a create that found the object: either the cache is
-// behind (ours: look again soon), or someone else's object of that name
-// (not visible in the cache, which only holds managed objects).
-func (a *applier) alreadyExists(c *render.Child) error {
-	live, err := a.newLive(c)
-	if err != nil {
-		return err
-	}
-	if err := a.e.reader.Get(a.ctx, a.key(c), live); err != nil {
-		if apierrors.IsNotFound(err) {
-			a.retry = true
-			return nil
-		}
-		return err
-	}
-	if render.IsOwnedBy(live, a.cr) {
-		a.retry = true
-		return nil
-	}
-	if c.Reconciled {
-		return fmt.Errorf("it exists and is not managed by %s (orkestra-owner label %q); delete it or give the child another name", a.cr.GetName(), live.GetLabels()[render.LabelOwner])
-	}
-	// onCreate leaves it alone; remember it so that later reconciles do not
-	// try to create it again.
-	a.e.foreign.Store(a.foreignKey(c), struct{}{})
-	return nil
-}
-
-// foreignKey identifies an onCreate child whose name someone else's object
-// holds (the cache, which only holds managed objects, does not see it).
-func (a *applier) foreignKey(c *render.Child) string {
-	return string(a.cr.GetUID()) + "/" + c.GVK.String() + "/" + c.Namespace + "/" + c.Name
-}
-
-// stillForeign reports whether the child's name is held by someone else's
-// object seen before, reading it from the API server (no write).
-func (a *applier) stillForeign(c *render.Child) bool {
-	key := a.foreignKey(c)
-	if _, ok := a.e.foreign.Load(key); !ok {
-		return false
-	}
-	live, err := a.newLive(c)
-	if err == nil {
-		err = a.e.reader.Get(a.ctx, a.key(c), live)
-	}
-	if err == nil && !render.IsOwnedBy(live, a.cr) {
-		return true
-	}
-	a.e.foreign.Delete(key)
-	return false
-}
-
-func (a *applier) recreate(c *render.Child, live client.Object, d render.Drift) error {
-	uid := live.GetUID()
-	if err := a.e.client.Delete(a.ctx, live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
-		if apierrors.IsConflict(err) {
-			a.retry = true
-			return nil
-		}
-		return fmt.Errorf("deleting to recreate (%s changed): %w", strings.Join(d.Fields, ", "), err)
-	}
-	obj := a.desired(c)
-	if err := a.e.client.Create(a.ctx, obj); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			// Still terminating (a pod's grace period): create it next time.
-			a.retry = true
-			return nil
-		}
-		return fmt.Errorf("recreating (%s changed): %w", strings.Join(d.Fields, ", "), err)
-	}
-	a.change("Recreated", "recreated %s: %s changed", c, strings.Join(d.Fields, ", "))
-	return nil
+	return a.correct(c, d)
 }
 
 // deleteIfOwned deletes the child's object when it exists and is ours.
@@ -416,65 +293,6 @@ func (a *applier) deleteIfOwned(c *render.Child) error {
 	}
 	a.change("Deleted", "deleted %s: its condition %s does not hold (%s)", c, c.Resource.When.Source(), why)
 	return nil
-}
-
-// rotate regenerates a `once: true` secret older than its rotateAfter; a
-// secret without rotateAfter is never touched again.
-func (a *applier) rotate(c *render.Child, live client.Object) error {
-	ra := c.Resource.RotateAfter
-	if ra <= 0 {
-		return nil
-	}
-	generated := live.GetCreationTimestamp().Time
-	if s := live.GetAnnotations()[render.AnnotationGeneratedAt]; s != "" {
-		if t, err := time.Parse(time.RFC3339, s); err == nil {
-			generated = t
-		}
-	}
-	due := generated.Add(ra)
-	if a.now.Before(due) {
-		a.scheduleRotation(c, generated)
-		return nil
-	}
-	cached, ok := live.(*corev1.Secret)
-	want, ok2 := c.Typed.(*corev1.Secret)
-	if !ok || !ok2 {
-		return fmt.Errorf("rotateAfter applies to secrets only")
-	}
-	secret := cached.DeepCopy()
-	secret.Data = want.Data
-	ann := secret.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[render.AnnotationGeneratedAt] = a.now.UTC().Format(time.RFC3339)
-	secret.SetAnnotations(ann)
-	if err := a.e.client.Patch(a.ctx, secret, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) {
-			a.retry = true
-			return nil
-		}
-		return fmt.Errorf("rotating: %w", err)
-	}
-	a.scheduleRotation(c, a.now)
-	a.change("Rotated", "rotated %s: older than rotateAfter %s", c, ra)
-	return nil
-}
-
-// scheduleRotation makes the reconcile come back when the secret generated
-// at generated is due.
-func (a *applier) scheduleRotation(c *render.Child, generated time.Time) {
-	ra := c.Resource.RotateAfter
-	if ra <= 0 {
-		return
-	}
-	wait := generated.Add(ra).Sub(a.now)
-	if wait < time.Second {
-		wait = time.Second
-	}
-	if a.requeueAfter == 0 || wait < a.requeueAfter {
-		a.requeueAfter = wait
-	}
 }
 
 // runOnDelete creates an onDelete child when absent; done is false while an

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -85,6 +86,13 @@ type Options struct {
 	// runtime did before (benchmarks compare the two; see
 	// ManagerOptions.WholeObjects).
 	WholeObjects bool
+	// AbsentCopySource, when set, makes a copy from another namespace
+	// (fromNamespace, toNamespaces) whose source does not exist a skipped
+	// child instead of a failed reconcile, and is told of each (entry,
+	// custom resource, the child and why). `orkestra simulate` sets it: its
+	// cluster holds only the spec's objects, and upstream's simulate skips
+	// such copies.
+	AbsentCopySource func(entry string, cr types.NamespacedName, note string)
 }
 
 // Operator reconciles the entries of one plan. Build it with New, add it to a

@@ -224,6 +224,10 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 			continue
 		}
 		seen[c.Key()] = true
+		if c.Skipped != "" {
+			a.absentSource(c)
+			continue
+		}
 		done, err := a.runOnDelete(c)
 		a.flushEvents("Finalize")
 		if err != nil {
@@ -261,9 +265,10 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 // not a cache: the source is not Orkestra's and need not carry its label).
 func (e *entryController) renderOptions(ctx context.Context, hooks []string) render.Options {
 	return render.Options{
-		Hooks:        hooks,
-		SkipStatus:   hooks[0] == katalog.OnDelete,
-		IsNamespaced: e.isNamespaced,
+		Hooks:             hooks,
+		SkipStatus:        hooks[0] == katalog.OnDelete,
+		IsNamespaced:      e.isNamespaced,
+		SkipAbsentSources: e.op.opts.AbsentCopySource != nil,
 		ReadSource: func(gvk schema.GroupVersionKind, key types.NamespacedName) (client.Object, error) {
 			obj, err := newObject(e.scheme, gvk)
 			if err != nil {

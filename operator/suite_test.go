@@ -510,9 +510,13 @@ func (c *countingClient) DeleteAllOf(ctx context.Context, obj client.Object, opt
 }
 
 func (c *countingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	c.mu.Lock()
-	c.writes = append(c.writes, "apply")
-	c.mu.Unlock()
+	if o, ok := obj.(client.Object); ok {
+		c.record("apply", o)
+	} else {
+		c.mu.Lock()
+		c.writes = append(c.writes, "apply")
+		c.mu.Unlock()
+	}
 	return c.Client.Apply(ctx, obj, opts...)
 }
 

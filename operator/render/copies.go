@@ -27,6 +27,13 @@ import (
 // the kind cannot copy.
 func CopyKey(kind string) string { return katalog.ResourceKinds[kind].CopyKey }
 
+// copiesAcrossNamespaces reports whether the child copies from or to other
+// namespaces (fromNamespace, toNamespaces), what upstream's simulate skips.
+func (c *Child) copiesAcrossNamespaces() bool {
+	ns, _ := c.Fields["fromNamespace"].(string)
+	return ns != "" || c.Resource.Fields.Get("toNamespaces") != nil
+}
+
 // source returns the object the child copies, nil when it copies none. Its
 // namespace is fromNamespace, else the custom resource's, else "default".
 func (b *builder) source() (client.Object, error) {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -72,6 +73,12 @@ type Options struct {
 	// Children are the custom resource's observed children in the shape
 	// expressions read them (engine.ChildrenView); nil: none observed.
 	Children map[string]any
+	// SkipAbsentSources skips a copy from another namespace (fromNamespace
+	// or toNamespaces) whose source does not exist instead of failing the
+	// render: the child is rendered with Skipped saying why. `orkestra
+	// simulate` sets it: its cluster holds only the spec's objects, and
+	// upstream's simulate skips such copies.
+	SkipAbsentSources bool
 }
 
 // Result is what one custom resource renders into.
@@ -126,6 +133,9 @@ type Child struct {
 	// Status is a custom child's declared status, written through the
 	// status subresource once the object exists; nil when none.
 	Status map[string]any
+	// Skipped says why a passing child is neither applied nor deleted
+	// (Options.SkipAbsentSources); "" for every other child.
+	Skipped string
 }
 
 // Key identifies the child's object: kind key (for custom children with
@@ -267,6 +277,10 @@ func (r *renderer) render() (*Result, error) {
 				continue
 			}
 			if err := r.build(c, workloads); err != nil {
+				if r.opts.SkipAbsentSources && c.copiesAcrossNamespaces() && apierrors.IsNotFound(err) {
+					c.Skipped = fmt.Sprintf("a copy of %s, which does not exist", c.CopyOf)
+					continue
+				}
 				return nil, r.errorf(c.Resource.Fields.Field, err)
 			}
 		}
