@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/meta/testrestmapper"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,10 +66,11 @@ type builtIn struct {
 	converters []managedfields.TypeConverter
 }
 
-// mapperFor maps the built-in kinds and the kinds of crds, and lists the
-// kinds whose status is a subresource: every CRD version with one, and
-// the simulated workloads.
-func mapperFor(crds []*apiextensionsv1.CustomResourceDefinition) (meta.RESTMapper, []client.Object) {
+// mapperFor maps the built-in kinds, the kinds of crds and the untyped
+// kinds (custom children without a CRD: namespaced, their plural guessed as
+// the API machinery guesses it), and lists the kinds whose status is a
+// subresource: every CRD version with one, and the simulated workloads.
+func mapperFor(crds []*apiextensionsv1.CustomResourceDefinition, untyped []schema.GroupVersionKind) (meta.RESTMapper, []client.Object) {
 	custom := meta.NewDefaultRESTMapper(nil)
 	withStatus := workloads.Objects()
 	for _, crd := range crds {
@@ -88,24 +90,28 @@ func mapperFor(crds []*apiextensionsv1.CustomResourceDefinition) (meta.RESTMappe
 			}
 		}
 	}
+	for _, gvk := range untyped {
+		plural, singular := meta.UnsafeGuessKindToResource(gvk)
+		custom.AddSpecific(gvk, plural, singular, meta.RESTScopeNamespace)
+	}
 	return meta.MultiRESTMapper{custom, builtIns().mapper}, withStatus
 }
 
 // memoryCluster is controller-runtime's fake client: an object tracker
-// serving the built-in kinds and the kinds of crds, with the status
+// serving the built-in kinds, the kinds of crds and the untyped kinds, with the status
 // subresources mapperFor lists. Like the API server, it sets uid,
 // creationTimestamp and generation on create. It does not run admission,
 // validate objects against their schema, garbage-collect children, or
 // convert between versions.
-func memoryCluster(crds []*apiextensionsv1.CustomResourceDefinition) *cluster {
+func memoryCluster(crds []*apiextensionsv1.CustomResourceDefinition, untyped []schema.GroupVersionKind) *cluster {
 	b := builtIns()
-	mapper, withStatus := mapperFor(crds)
+	mapper, withStatus := mapperFor(crds, untyped)
 	c := fake.NewClientBuilder().
 		WithScheme(b.scheme).
 		WithRESTMapper(mapper).
 		WithTypeConverters(b.converters...).
 		WithStatusSubresource(withStatus...).
-		WithInterceptorFuncs(interceptor.Funcs{Create: createAsAPIServer}).
+		WithInterceptorFuncs(interceptor.Funcs{Create: createAsAPIServer, Apply: applyAsAPIServer}).
 		Build()
 	return &cluster{client: c, mapper: mapper, scheme: b.scheme, stop: func() error { return nil }}
 }
@@ -122,4 +128,30 @@ func createAsAPIServer(ctx context.Context, c client.WithWatch, obj client.Objec
 		obj.SetGeneration(1)
 	}
 	return c.Create(ctx, obj, opts...)
+}
+
+// applyAsAPIServer sets the metadata the API server sets on create when an
+// apply creates the object (the fake's apply leaves it out, and refuses an
+// apply that names a uid for an object that does not exist).
+func applyAsAPIServer(ctx context.Context, c client.WithWatch, cfg runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	obj, ok := cfg.(runtime.Unstructured)
+	if !ok {
+		return c.Apply(ctx, cfg, opts...)
+	}
+	u := &unstructured.Unstructured{Object: obj.UnstructuredContent()}
+	probe := &unstructured.Unstructured{}
+	probe.SetGroupVersionKind(u.GroupVersionKind())
+	absent := apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(u), probe))
+	if err := c.Apply(ctx, cfg, opts...); err != nil || !absent {
+		return err
+	}
+	created := &unstructured.Unstructured{Object: obj.UnstructuredContent()}
+	created.SetUID(types.UID(uuid.NewUUID()))
+	created.SetCreationTimestamp(metav1.NewTime(time.Now().UTC().Truncate(time.Second)))
+	created.SetGeneration(1)
+	if err := c.Update(ctx, created); err != nil {
+		return err
+	}
+	obj.SetUnstructuredContent(created.Object)
+	return nil
 }

@@ -44,7 +44,7 @@ func opsOf(t *testing.T, file string, envtest bool) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := prepare(spec, compile, io.Discard)
+	p, err := prepare(spec, Options{Compile: compile, Envtest: envtest}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

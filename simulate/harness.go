@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,8 +41,13 @@ type EntryResult struct {
 	// (namespace/name), in the order of the first cycle they appeared.
 	Objects []string
 	Cycles  []Cycle
-	// SteadyAt is the first cycle whose ops repeat the previous cycle's
-	// (verb and resource, in order); 0 when none did.
+	// Notes say what could not run in the simulated cluster: copies from
+	// another namespace whose source is not there, skipped as upstream's
+	// simulate skips them.
+	Notes []string
+	// SteadyAt is the first cycle, from 2, that writes nothing or whose ops
+	// repeat the previous cycle's (verb and resource, in order); 0 when none
+	// did.
 	SteadyAt int
 }
 
@@ -69,13 +75,19 @@ type Cycle struct {
 // name; between cycles the workloads get their simulated status.
 func run(ctx context.Context, plan *engine.Plan, c *cluster, cycles int) (*Result, error) {
 	start := time.Now()
-	op := operator.New(plan, operator.Options{Log: logr.Discard(), Registry: prometheus.NewRegistry(), SkipControllerNameValidation: true})
+	res := &Result{}
+	note := func(entry string, _ types.NamespacedName, n string) {
+		n += " — skipped, as upstream's simulate skips copies from other namespaces (put the source in spec.crFiles to run the copy)"
+		if er := res.Entry(entry); er != nil && !slices.Contains(er.Notes, n) {
+			er.Notes = append(er.Notes, n)
+		}
+	}
+	op := operator.New(plan, operator.Options{Log: logr.Discard(), Registry: prometheus.NewRegistry(), SkipControllerNameValidation: true, AbsentCopySource: note})
 	rec := &recorder{scheme: c.scheme, mapper: c.mapper, base: c.client}
 	d, err := op.Direct(operator.DirectOptions{Client: rec.wrap(c.client), Mapper: c.mapper, Scheme: c.scheme})
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{}
 	var entries []*engine.Entry
 	for _, e := range plan.Entries {
 		if e.Enabled && e.Reconciles {
@@ -136,15 +148,29 @@ func customResources(ctx context.Context, c *cluster, e *engine.Entry) ([]types.
 	return keys, nil
 }
 
-// steadyAt is upstream's steady state: the first cycle (from 2) whose ops
-// have the verbs and resources of the previous cycle's, in order.
+// steadyAt is the first cycle, from 2, that writes nothing (the cycles
+// after it can only repeat it) or whose ops have the verbs and resources of
+// the previous cycle's, in order (upstream's rule). Upstream patches the
+// status on every cycle, so its cycles repeat from the first one after its
+// last change; this runtime writes a status only when it changed, so that
+// cycle is the first one without a write here.
 func steadyAt(cycles []Cycle) int {
 	for i := 1; i < len(cycles); i++ {
-		if signature(cycles[i].Ops) == signature(cycles[i-1].Ops) {
+		if !writes(cycles[i].Ops) || signature(cycles[i].Ops) == signature(cycles[i-1].Ops) {
 			return cycles[i].N
 		}
 	}
 	return 0
+}
+
+// writes reports whether ops change the cluster.
+func writes(ops []Op) bool {
+	for _, o := range ops {
+		if o.write() {
+			return true
+		}
+	}
+	return false
 }
 
 func signature(ops []Op) string {

@@ -18,6 +18,7 @@ func TestSpecsPass(t *testing.T) {
 		"testdata/pipeline/simulate.yaml",
 		"testdata/simulate-platform.yaml",
 		"testdata/copy/simulate-with-source.yaml",
+		"testdata/copy/simulate-without-source.yaml",
 	} {
 		t.Run(f, func(t *testing.T) {
 			if outcome, out := runFile(t, f, Options{}); outcome != Passed {
@@ -48,10 +49,10 @@ func TestShopClusterAfterTheRun(t *testing.T) {
 		t.Errorf("the Service was not created: %v", err)
 	}
 	er := res.Entry("shop")
-	if er == nil || er.SteadyAt != 4 || len(er.Cycles) != 5 {
-		t.Fatalf("result = %+v, want steady at 4 of 5 cycles", er)
+	if er == nil || er.SteadyAt != 3 || len(er.Cycles) != 5 {
+		t.Fatalf("result = %+v, want steady at 3 of 5 cycles", er)
 	}
-	// Cycle 3 only reads: the same reads as cycle 4.
+	// Cycle 3 only reads: it is the first cycle without a write.
 	for _, op := range er.Cycles[2].Ops {
 		if op.write() {
 			t.Errorf("cycle 3 wrote %+v", op)
@@ -93,14 +94,14 @@ func TestSpecsFail(t *testing.T) {
 		spec string
 		says []string
 	}{
-		{"apply where the operator created", `spec:
+		{"update where the operator applied", `spec:
   katalog: %[1]s/shop/katalog.yaml
   cr: %[1]s/shop/cr-free.yaml
   cycles: 2
   expect:
     ops:
-      - {cycle: 1, verb: apply, resource: deployments, name: corner}
-`, []string{"✗ cycle 1: apply deployments/corner", "no op matches", "cycle 1: create deployments/corner in default", "cycle 1: get deployments/corner in default (failed)", "FAIL"}},
+      - {cycle: 1, verb: update, resource: deployments, name: corner}
+`, []string{"✗ cycle 1: update deployments/corner", "no op matches", "cycle 1: apply deployments/corner in default (created)", "cycle 1: get deployments/corner in default (failed)", "FAIL"}},
 		{"absent object created", `spec:
   katalog: %[1]s/shop/katalog.yaml
   cr: %[1]s/shop/cr-premium.yaml
@@ -108,7 +109,7 @@ func TestSpecsFail(t *testing.T) {
   expect:
     absent:
       - {resource: configmaps, name: mall-premium}
-`, []string{"✗ absent: any cycle: any write: configmaps/mall-premium", "found 1", "cycle 1: create configmaps/mall-premium in retail"}},
+`, []string{"✗ absent: any cycle: any write: configmaps/mall-premium", "found 1", "cycle 1: apply configmaps/mall-premium in retail (created)"}},
 		{"not steady in too few cycles", `spec:
   katalog: %[1]s/pipeline/katalog.yaml
   cr: %[1]s/pipeline/crs.yaml
@@ -121,15 +122,15 @@ func TestSpecsFail(t *testing.T) {
   cr: %[1]s/shop/cr-free.yaml
   cycles: 5
   expect:
-    steadyAt: 3
-`, []string{"✗ steady by cycle 3", "steady state at cycle 4, expected by cycle 3"}},
+    steadyAt: 2
+`, []string{"✗ steady by cycle 2", "steady state at cycle 3, expected by cycle 2"}},
 		{"reconcile errors", `spec:
-  katalog: %[1]s/copy/katalog.yaml
+  katalog: %[1]s/copy/katalog-same-namespace.yaml
   cr: %[1]s/copy/cr.yaml
   cycles: 2
   expect:
     noErrors: true
-`, []string{"✗ noErrors", `reading the Secret to copy, platform/db-credentials: secrets "db-credentials" not found`, "✗ default/app: rendering App default/app"}},
+`, []string{"✗ noErrors", `reading the Secret to copy, default/db-credentials: secrets "db-credentials" not found`, "✗ default/app: rendering App default/app"}},
 		{"count", `spec:
   katalog: %[1]s/pipeline/katalog.yaml
   cr: %[1]s/pipeline/crs.yaml
@@ -210,9 +211,9 @@ func TestSpecsInvalidAgainstTheKatalog(t *testing.T) {
 }
 
 func TestCyclesOverride(t *testing.T) {
-	_, out := runFile(t, "testdata/shop/simulate-premium.yaml", Options{Cycles: 7})
-	if !strings.Contains(out, "Steady state at cycle 4") {
-		t.Errorf("with 7 cycles the premium shop reaches steady state at cycle 4:\n%s", out)
+	_, out := runFile(t, "testdata/shop/simulate-premium.yaml", Options{Cycles: 2})
+	if !strings.Contains(out, "Max cycles reached (2)") {
+		t.Errorf("with --cycles 2 the premium shop runs 2 cycles, before its steady state at cycle 3:\n%s", out)
 	}
 }
 
@@ -252,5 +253,86 @@ func TestOutputCollapsesOneIdenticalCycle(t *testing.T) {
 	printEntry(&b, er, 2, 0)
 	if !strings.Contains(b.String(), "  Cycle 1:\n    ~ shops/a/status\n  (cycle 2: identical)\n") || !strings.Contains(b.String(), "Steady state at cycle 2") {
 		t.Errorf("output:\n%s", b.String())
+	}
+}
+
+// A copy from another namespace whose source is not in the cluster is
+// skipped with a note naming it, as upstream's simulate skips such copies;
+// the reconcile does not fail.
+func TestCopyWithoutItsSourceIsSkipped(t *testing.T) {
+	outcome, out := runFile(t, "testdata/copy/simulate-without-source.yaml", Options{})
+	for _, s := range []string{
+		"Simulating app: default/app\n  note: Secret default/app-db: a copy of platform/db-credentials, which does not exist — skipped, as upstream's simulate skips copies from other namespaces (put the source in spec.crFiles to run the copy)\n",
+		"✓ noErrors",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the report does not say %q:\n%s", s, out)
+		}
+	}
+	if outcome != Passed {
+		t.Errorf("outcome %s, want passed", outcome)
+	}
+	_, res := simulated(t, "testdata/copy/simulate-without-source.yaml")
+	if er := res.Entry("app"); er == nil || len(er.Notes) != 1 {
+		t.Errorf("notes %+v, want one (the copy, once however many cycles skip it)", er)
+	}
+}
+
+// Steady state: a cycle from 2 that writes nothing, or whose ops repeat the
+// previous cycle's verbs and resources in order.
+func TestSteadyAt(t *testing.T) {
+	get := Op{Verb: "get", Resource: "deployments"}
+	apply := Op{Verb: "apply", Resource: "deployments"}
+	status := Op{Verb: "patch", Resource: "shops", Subresource: "status"}
+	failed := Op{Verb: "apply", Resource: "deployments", Failed: true}
+	cycles := func(ops ...[]Op) []Cycle {
+		out := make([]Cycle, len(ops))
+		for i, o := range ops {
+			out[i] = Cycle{N: i + 1, Ops: o}
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		cycles []Cycle
+		want   int
+	}{
+		{"a cycle without writes", cycles([]Op{get, apply, status}, []Op{get, status}, []Op{get}, []Op{get}), 3},
+		{"reads alone are no writes", cycles([]Op{get, apply}, []Op{get, get}), 2},
+		{"a write the cluster refused is no write", cycles([]Op{get, apply}, []Op{get, failed}), 2},
+		{"two identical cycles that write", cycles([]Op{get, apply, status}, []Op{get, status}, []Op{get, status}), 3},
+		{"identical from cycle 2", cycles([]Op{apply, status}, []Op{apply, status}), 2},
+		{"cycle 1 alone is never steady", cycles([]Op{get}), 0},
+		{"every cycle writes something new", cycles([]Op{apply}, []Op{status}, []Op{apply}), 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := steadyAt(tc.cycles); got != tc.want {
+				t.Errorf("steadyAt = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// A custom child kind without a CRD is served untyped in memory, its plural
+// guessed, with one warning naming it and how to give its CRD; a real API
+// server (--envtest) needs the CRD.
+func TestCustomChildWithoutItsCRD(t *testing.T) {
+	outcome, out := runFile(t, "testdata/thirdparty/simulate.yaml", Options{})
+	if outcome != Passed {
+		t.Errorf("outcome %s, want passed:\n%s", outcome, out)
+	}
+	warning := `thirdparty/katalog.yaml:15:15: warning: [app] operatorBox.onReconcile.custom[0]: Application (argoproj.io/v1alpha1) has no CRD here: the simulated cluster serves it untyped as "applications", namespaced; give its CRD in spec.crd or spec.crdFiles to serve it as your cluster does`
+	if strings.Count(out, "has no CRD here") != 1 || !strings.Contains(out, warning) {
+		t.Errorf("the report does not warn once with %q:\n%s", warning, out)
+	}
+	outcome, out = runFile(t, "testdata/thirdparty/simulate.yaml", Options{Envtest: true})
+	for _, s := range []string{"thirdparty/katalog.yaml:15:15: operatorBox.onReconcile.custom[0]: Application (argoproj.io/v1alpha1) has no CRD: --envtest installs only the CRDs the katalog and the spec give; add its CRD to spec.crd or spec.crdFiles", "INVALID"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("with --envtest the report does not say %q:\n%s", s, out)
+		}
+	}
+	if outcome != Invalid {
+		t.Errorf("with --envtest: outcome %s, want invalid", outcome)
 	}
 }

@@ -80,11 +80,11 @@ func simulated(t *testing.T, file string) (*cluster, *Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := prepare(spec, compile, io.Discard)
+	p, err := prepare(spec, Options{Compile: compile}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := memoryCluster(p.crds)
+	c := memoryCluster(p.crds, p.untyped)
 	if err := seed(context.Background(), c, p.objects); err != nil {
 		t.Fatal(err)
 	}

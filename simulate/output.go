@@ -18,7 +18,11 @@ func printEntry(w io.Writer, er *EntryResult, cycles int, elapsed time.Duration)
 	if len(er.Objects) > 0 {
 		objs = strings.Join(er.Objects, ", ")
 	}
-	fmt.Fprintf(w, "Simulating %s: %s\n\n", er.Entry, objs)
+	fmt.Fprintf(w, "Simulating %s: %s\n", er.Entry, objs)
+	for _, n := range er.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	fmt.Fprintln(w)
 	prev, repeatFrom, repeatTo := "", 0, 0
 	flush := func() {
 		switch {

@@ -28,6 +28,9 @@ type Compiler func(w io.Writer, katalog string, crds []string) (*engine.Plan, er
 type prepared struct {
 	plan *engine.Plan
 	crds []*apiextensionsv1.CustomResourceDefinition
+	// untyped are the custom child kinds the katalog declares without a
+	// CRD: the in-memory cluster serves them untyped.
+	untyped []schema.GroupVersionKind
 	// mapper is the in-memory cluster's: what the cluster serves.
 	mapper meta.RESTMapper
 	// objects are the custom resources (at the version their entry
@@ -44,19 +47,21 @@ func (e errKatalog) Error() string {
 
 // prepare compiles the spec's katalog, reads its CRDs and objects and
 // checks what needs the katalog to check: the entries expect.crds names,
-// the resources the rules name, the kinds of the objects.
-func prepare(spec *Spec, compile Compiler, w io.Writer) (*prepared, error) {
+// the custom child kinds without a CRD, the resources the rules name, the
+// kinds of the objects.
+func prepare(spec *Spec, o Options, w io.Writer) (*prepared, error) {
 	run := spec.Run
-	plan, err := compile(w, run.Katalog, run.CRDs)
+	plan, err := o.Compile(w, run.Katalog, run.CRDs)
 	if err != nil {
 		return nil, errKatalog{file: run.Katalog}
 	}
 	p := &prepared{plan: plan}
 	r := &reader{}
 	p.crds = r.crds(plan, run)
-	p.mapper, _ = mapperFor(p.crds)
+	p.untyped = r.untyped(plan, p.crds, run, o.Envtest, w)
+	p.mapper, _ = mapperFor(p.crds, p.untyped)
 	r.checkEntries(plan, run)
-	r.checkResources(p.crds, run)
+	r.checkResources(p.crds, p.untyped, run)
 	if len(r.problems) == 0 {
 		p.objects = r.objects(plan, p.mapper, run)
 	}
@@ -64,6 +69,39 @@ func prepare(spec *Spec, compile Compiler, w io.Writer) (*prepared, error) {
 		return nil, &InvalidError{Problems: r.problems}
 	}
 	return p, nil
+}
+
+// untyped are the custom child kinds the katalog declares (with a literal
+// apiVersion and kind) that neither a CRD nor the built-in kinds give: a
+// third-party kind such as Argo CD's Application. The in-memory cluster
+// serves them untyped, saying so on w; a real API server (--envtest) needs
+// their CRD.
+func (r *reader) untyped(plan *engine.Plan, crds []*apiextensionsv1.CustomResourceDefinition, run *Run, envtest bool, w io.Writer) []schema.GroupVersionKind {
+	served, _ := mapperFor(crds, nil)
+	var out []schema.GroupVersionKind
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, e := range plan.Entries {
+		for _, h := range katalog.Hooks {
+			for _, rs := range e.Hooks[h] {
+				if !rs.Kind.Open || rs.GVK == nil || seen[*rs.GVK] {
+					continue
+				}
+				gvk := *rs.GVK
+				seen[gvk] = true
+				if _, err := served.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+					continue
+				}
+				if envtest {
+					r.errorf(rs.Fields.Pos, rs.Fields.Field, "%s (%s) has no CRD: --envtest installs only the CRDs the katalog and the spec give; add its CRD to spec.crd or spec.crdFiles", gvk.Kind, gvk.GroupVersion())
+					continue
+				}
+				plural, _ := meta.UnsafeGuessKindToResource(gvk)
+				fmt.Fprintf(w, "%s: warning: [%s] %s: %s (%s) has no CRD here: the simulated cluster serves it untyped as %q, namespaced; give its CRD in spec.crd or spec.crdFiles to serve it as your cluster does\n", rs.Fields.Pos, e.Name, rs.Fields.Field, gvk.Kind, gvk.GroupVersion(), plural.Resource)
+				out = append(out, gvk)
+			}
+		}
+	}
+	return out
 }
 
 // crds are the plan's CRDs (built-in kinds aside) and the spec's.
@@ -116,11 +154,11 @@ func (r *reader) checkEntries(plan *engine.Plan, run *Run) {
 }
 
 // checkResources: every resource a rule names is one the cluster serves.
-func (r *reader) checkResources(crds []*apiextensionsv1.CustomResourceDefinition, run *Run) {
+func (r *reader) checkResources(crds []*apiextensionsv1.CustomResourceDefinition, untyped []schema.GroupVersionKind, run *Run) {
 	if run.Expect == nil {
 		return
 	}
-	known := servedResources(crds)
+	known := servedResources(crds, untyped)
 	check := func(rules []Rule) {
 		for _, rule := range rules {
 			res, _, _ := strings.Cut(rule.Resource, "/")
@@ -151,14 +189,19 @@ func crdExpects(e *Expect) []*Expect {
 	return out
 }
 
-// servedResources are the plurals of the built-in kinds and of crds.
-func servedResources(crds []*apiextensionsv1.CustomResourceDefinition) map[string]bool {
+// servedResources are the plurals of the built-in kinds, of crds and of the
+// untyped kinds.
+func servedResources(crds []*apiextensionsv1.CustomResourceDefinition, untyped []schema.GroupVersionKind) map[string]bool {
 	out := map[string]bool{}
 	for p := range builtIns().plurals {
 		out[p] = true
 	}
 	for _, c := range crds {
 		out[c.Spec.Names.Plural] = true
+	}
+	for _, gvk := range untyped {
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		out[plural.Resource] = true
 	}
 	return out
 }

@@ -43,7 +43,7 @@ type Options struct {
 func RunSpec(ctx context.Context, spec *Spec, o Options) (Outcome, error) {
 	w := o.Out
 	fmt.Fprintf(w, "── %s (%s)\n", spec.File, spec.Name)
-	p, err := prepare(spec, o.Compile, w)
+	p, err := prepare(spec, o, w)
 	if err != nil {
 		return invalid(w, err)
 	}
@@ -109,7 +109,7 @@ func newCluster(p *prepared, o Options) (*cluster, error) {
 	if o.Envtest {
 		return envtestCluster(p, o.Assets)
 	}
-	return memoryCluster(p.crds), nil
+	return memoryCluster(p.crds, p.untyped), nil
 }
 
 // seed creates the spec's objects, unrecorded.
