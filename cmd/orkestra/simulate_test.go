@@ -30,7 +30,7 @@ func TestSimulateExitStatus(t *testing.T) {
 		says []string
 	}{
 		{"pass", []string{"simulate", "-f", "../../examples/website/simulate.yaml"}, 0, []string{"PASS", "1 passed, 0 failed, 0 invalid"}},
-		{"an expectation fails", []string{"simulate", "-f", failing}, 1, []string{"✗ cycle 1: delete deployments/shop", "cycle 1: create deployments/shop in default", "0 passed, 1 failed, 0 invalid"}},
+		{"an expectation fails", []string{"simulate", "-f", failing}, 1, []string{"✗ cycle 1: delete deployments/shop", "cycle 1: apply deployments/shop in default (created)", "0 passed, 1 failed, 0 invalid"}},
 		{"invalid spec", []string{"simulate", "-f", invalid}, 2, []string{"simulate-invalid.yaml:9:17: spec.expect.ops[0].cycle: is 4", "0 passed, 0 failed, 1 invalid"}},
 		{"invalid wins over failed", []string{"simulate", "-f", failing, "-f", invalid}, 2, []string{"0 passed, 1 failed, 1 invalid"}},
 		{"discovery", []string{"simulate", "../../examples/..."}, 0, []string{"examples/website/simulate.yaml", "examples/legacy-website/simulate.yaml", "examples/state-machine/simulate.yaml", "3 passed"}},
