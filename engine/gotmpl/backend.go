@@ -137,7 +137,13 @@ func (b *Backend) compileIn(src string, ctx *engine.Context, p purpose, noteStac
 	c.check(tree)
 	diags = append(diags, c.extra...)
 	if !diags.HasErrors() {
-		c.checkCost(tree, limit)
+		var finding func(off int, msg string)
+		if ctx.Total {
+			finding = func(off int, msg string) {
+				diags = append(diags, katalog.Diagnostic{Pos: posAt(ctx.Pos, src, off), Severity: ctx.TotalSeverity, Entry: ctx.Entry, Field: ctx.Field, Message: msg})
+			}
+		}
+		c.checkCost(tree, limit, b.runtimeLimit, finding)
 	}
 	t := &Template{src: src, pos: ctx.Pos, tree: tree, plain: c.plain, field: ctx.Field, children: c.children, timers: c.timers}
 	if p == forValue {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // Issue 15 item 3: legacy templates are bounded like CEL expressions — a
@@ -47,7 +48,7 @@ func TestStaticCost(t *testing.T) {
 		// Three nested loops over the same 32 items with a 100 kB string
 		// each time: 32768 × 1e4 > 1e7.
 		{`{{ range .spec.items }}{{ range $.spec.items }}{{ range $.spec.items }}{{ repeat "x" 100000 }}{{ end }}{{ end }}{{ end }}`,
-			`k.yaml:10:20: [things] conversion.paths[0].spec.x: estimated cost 3.3e+08 exceeds budget by factor of 32.8x (limit 1e+07): spec.items has up to 32 items (its maxItems); spec.items has up to 32 items (its maxItems); spec.items has up to 32 items (its maxItems); lower the bounds in the schema (maxItems, maxProperties) or simplify the template`},
+			`k.yaml:10:20: [things] conversion.paths[0].spec.x: estimated cost 3.3e+08 exceeds budget by factor of 32.8x (limit 1e+07): spec.items has up to 32 items (its maxItems), 3 ranges over it; lower the bounds in the schema (maxItems, maxProperties) or simplify the template`},
 		// Unbounded data: no static bound, the runtime budget applies.
 		{`{{ range .spec.tags }}{{ repeat "x" 100000 }}{{ end }}`, ``},
 	}
@@ -136,5 +137,40 @@ func TestRuntimeLimitOption(t *testing.T) {
 	tags = tags[:5]
 	if _, err := e.Eval(engine.NewScope(map[string]any{"spec": map[string]any{"tags": tags}})); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Issue 28: a conversion template whose estimate passes the static limit
+// (1e7) but exceeds the runtime budget (1e6) fails at run time on objects
+// its schema accepts; it is a totality finding (check --strict fails on it,
+// check warns), naming the field and why. The same template outside a
+// conversion, or one within the budget, is not.
+func TestRuntimeCostFinding(t *testing.T) {
+	fourDeep := `{{ range .spec.items }}{{ range $.spec.items }}{{ range $.spec.items }}{{ range $.spec.items }}x{{ end }}{{ end }}{{ end }}{{ end }}`
+	total := func(t *testing.T) *engine.Context {
+		ctx := boundedCtx(t)
+		ctx.Total, ctx.TotalSeverity = true, katalog.Acknowledged
+		return ctx
+	}
+	_, diags := New(nil).CompileValue(fourDeep, total(t))
+	want := `k.yaml:10:20: acknowledged: [things] conversion.paths[0].spec.x: the template can fail on objects v1 accepts: its estimated cost 3.3e+06 exceeds the runtime budget of 1e+06 one evaluation may spend: spec.items has up to 32 items (its maxItems), 4 ranges over it; lower the bounds in the schema (maxItems, maxProperties) or simplify the template`
+	if got := diagString(diags); got != want {
+		t.Fatalf("findings %v\nwant %s", diags, want)
+	}
+	// The finding is right: 32 items, which the schema allows, exceed the
+	// budget at run time.
+	items := make([]any, 32)
+	for i := range items {
+		items[i] = map[string]any{"name": "n"}
+	}
+	if _, err, _ := evalBudget(t, fourDeep, boundedCtx(t), map[string]any{"spec": map[string]any{"items": items}}); err == nil || !strings.Contains(err.Error(), "exceeded the runtime cost limit") {
+		t.Fatalf("four ranges over 32 items at run time: %v, want the runtime budget exceeded", err)
+	}
+	if _, diags := New(nil).CompileValue(fourDeep, boundedCtx(t)); len(diags) != 0 {
+		t.Errorf("outside a conversion: %v, want nothing (the runtime budget bounds it)", diags)
+	}
+	twoDeep := `{{ range .spec.items }}{{ range $.spec.items }}{{ .name }}{{ end }}{{ end }}`
+	if _, diags := New(nil).CompileValue(twoDeep, total(t)); len(diags) != 0 {
+		t.Errorf("two ranges over 32 items: %v, want nothing", diags)
 	}
 }

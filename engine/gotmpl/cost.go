@@ -93,16 +93,16 @@ func builtSize(cmd *parse.CommandNode) float64 {
 	return float64(len(s.Text)) * float64(n.Int64)
 }
 
-// checkCost reports a template whose estimated cost exceeds limit.
-func (c *checker) checkCost(t *parse.Tree, limit uint64) {
+// checkCost reports a template whose estimated cost exceeds limit, an
+// error. With finding set (a conversion's value, which must not fail on an
+// object its schema accepts), it also reports a template whose estimate
+// exceeds runtimeLimit, what one evaluation may spend: it passes the static
+// limit (the API server's for one CRD rule, ten times the runtime budget),
+// yet an object the schema accepts can make it fail at run time.
+func (c *checker) checkCost(t *parse.Tree, limit, runtimeLimit uint64, finding func(off int, msg string)) {
 	cost, ok := c.estimate(t.Root)
-	if !ok || cost <= float64(limit) {
+	if !ok || cost <= float64(min(limit, runtimeLimit)) {
 		return
-	}
-	factor := cost / float64(limit)
-	f := fmt.Sprintf("%.1fx", factor)
-	if factor > 100 {
-		f = "more than 100x"
 	}
 	var why []string
 	off := 0
@@ -119,9 +119,43 @@ func (c *checker) checkCost(t *parse.Tree, limit uint64) {
 		}
 		return true
 	})
-	msg := fmt.Sprintf("estimated cost %.2g exceeds budget by factor of %s (limit %.2g)", cost, f, float64(limit))
+	because := ""
 	if len(why) > 0 {
-		msg += ": " + strings.Join(why, "; ")
+		because = ": " + strings.Join(counted(why), "; ")
 	}
-	c.report(off, msg+"; lower the bounds in the schema (maxItems, maxProperties) or simplify the template")
+	const fix = "; lower the bounds in the schema (maxItems, maxProperties) or simplify the template"
+	if cost > float64(limit) {
+		factor := cost / float64(limit)
+		f := fmt.Sprintf("%.1fx", factor)
+		if factor > 100 {
+			f = "more than 100x"
+		}
+		c.report(off, fmt.Sprintf("estimated cost %.2g exceeds budget by factor of %s (limit %.2g)%s%s", cost, f, float64(limit), because, fix))
+		return
+	}
+	if finding != nil && cost > float64(runtimeLimit) {
+		version := c.version
+		if version == "" {
+			version = "its schema"
+		}
+		finding(off, fmt.Sprintf("the template can fail on objects %s accepts: its estimated cost %.2g exceeds the runtime budget of %.2g one evaluation may spend%s%s", version, cost, float64(runtimeLimit), because, fix))
+	}
+}
+
+// counted lists each reason once, with how many ranges it stands for.
+func counted(why []string) []string {
+	var out []string
+	n := map[string]int{}
+	for _, w := range why {
+		if n[w] == 0 {
+			out = append(out, w)
+		}
+		n[w]++
+	}
+	for i, w := range out {
+		if n[w] > 1 {
+			out[i] = fmt.Sprintf("%s, %d ranges over it", w, n[w])
+		}
+	}
+	return out
 }
