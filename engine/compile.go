@@ -181,6 +181,8 @@ type compiler struct {
 	opts  CompileOptions
 	diags katalog.Diagnostics
 	exprs int
+	// imports are the compiled inputs of each motif import (inputs.go).
+	imports map[*katalog.MotifImport]*Inputs
 }
 
 func (c *compiler) errorf(sc compileScope, pos katalog.Pos, field, format string, args ...any) {

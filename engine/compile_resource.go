@@ -41,6 +41,11 @@ func (c *compiler) resource(sc compileScope, r *katalog.Resource) *Resource {
 		t.coerce = CoerceGuess
 	}
 	errsBefore := len(c.diags.Errors())
+	var inputs *Inputs
+	if r.Motif != nil {
+		inputs = c.inputs(sc, r.Motif)
+		sc = sc.withInputs(inputs)
+	}
 	var fe *ForEach
 	if r.ForEach != nil {
 		if fe = c.forEach(sc, r, base); fe != nil {
@@ -76,6 +81,7 @@ func (c *compiler) resource(sc compileScope, r *katalog.Resource) *Resource {
 		Modes:       sc.entry.Box.ModesOf(r),
 		Once:        r.Once,
 		RotateAfter: r.RotateAfter,
+		Inputs:      inputs,
 	}
 	out.ForEach = fe
 	if fe != nil && len(c.diags.Errors()) == errsBefore {

@@ -43,6 +43,11 @@ func (c *compiler) statusField(sc compileScope, i int, f *katalog.StatusField) *
 		}
 		expected = s
 	}
+	var inputs *Inputs
+	if f.Motif != nil {
+		inputs = c.inputs(sc, f.Motif)
+		sc = sc.withInputs(inputs)
+	}
 	t := target{field: field + ".value", coerce: CoerceTyped}
 	switch {
 	case expected != nil && f.Type != "" && f.Type != "auto" && !typeAgrees(f.Type, expected):
@@ -57,7 +62,7 @@ func (c *compiler) statusField(sc compileScope, i int, f *katalog.StatusField) *
 	default:
 		expected = typeHint(f.Type)
 	}
-	sf := &StatusField{Source: f, Path: path, Value: c.value(sc, f.Value, expected, t), ClearOnFalse: f.ClearOnFalse}
+	sf := &StatusField{Source: f, Path: path, Value: c.value(sc, f.Value, expected, t), ClearOnFalse: f.ClearOnFalse, Inputs: inputs}
 	sf.ClearsToEmpty = expected == nil || expected.Type == "string" || expected.Type == ""
 	if f.When != nil {
 		sf.When = c.when(sc, f.When, true, field+".when")

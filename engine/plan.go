@@ -110,6 +110,10 @@ type Resource struct {
 	Modes       katalog.Modes
 	Once        bool
 	RotateAfter time.Duration
+	// Inputs are the inputs of the motif import the declaration comes
+	// from; nil for the entry's own. Its expressions are evaluated in
+	// Inputs.Scope.
+	Inputs *Inputs
 }
 
 // StatusField sets status.<Path>.
@@ -124,6 +128,9 @@ type StatusField struct {
 	ClearOnFalse bool
 	// ClearsToEmpty says a clear writes "" rather than removing the field.
 	ClearsToEmpty bool
+	// Inputs are the inputs of the motif import the field comes from; nil
+	// for the entry's own.
+	Inputs *Inputs
 }
 
 // Conversion is the compiled conversion of one CRD.

@@ -76,6 +76,13 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 		box.Status = d.status(status.value, spath)
 	}
 	d.onDeleteNames(box, path)
+	for _, h := range box.Hooks {
+		for _, r := range h.Resources {
+			if r.rotateAfterExpr != "" && r.Motif == nil {
+				d.errorAt(r.RotateAfterPos, r.path+".rotateAfter", "rotateAfter is read when the katalog loads, so it is a duration such as 90s, 12h, 7d, 3mo, never; got %s", r.rotateAfterExpr)
+			}
+		}
+	}
 	return box
 }
 

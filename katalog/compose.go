@@ -131,39 +131,41 @@ func mergeNodes(base, over *yaml.Node) *yaml.Node {
 }
 
 // motif reads a Motif file named by an `- motif: PATH` import item and
-// returns its root mapping decoded for the given keys, with its decoder.
-func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, object) {
+// returns its root mapping decoded for the given keys, with its decoder and
+// the import with its inputs bound.
+func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, object, *MotifImport) {
 	o := d.mapping(item, path, motifImportKeys, nil)
 	if !o.has("motif") {
 		d.errorf(item, path, "an import needs `motif:` (the path of a Motif file)")
-		return nil, nil
+		return nil, nil, nil
 	}
 	ref := d.str(o["motif"].value, path+".motif")
 	if scheme, _, remote := strings.Cut(ref, "://"); remote {
 		d.errorf(o["motif"].value, path+".motif", "remote motifs (%s://) are not fetched by this runtime, which reads local files only; vendor the motif into your repository and import it by path", scheme)
-		return nil, nil
+		return nil, nil, nil
 	}
 	md, root := d.fragment(o["motif"].value, path+".motif", "motif")
 	if root == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	mo := md.mapping(root, "", append([]string{"apiVersion", "kind", "metadata", "inputs", "profiles"}, keys...), nil)
 	if kind := md.str(mo["kind"].value, "kind"); kind != "Motif" {
 		md.errorf(orNode(mo["kind"].value, root), "kind", "an imported motif must be kind: Motif, got %q", kind)
-		return nil, nil
+		return nil, nil, nil
 	}
-	if in := resolve(mo["inputs"].value); in != nil && in.Kind == yaml.SequenceNode && len(in.Content) > 0 || o.has("with") {
-		md.errorf(orNode(mo["inputs"].value, root), "inputs", "motif inputs (with:) are not supported; write the values into the motif's templates, or read them from the custom resource")
-		return nil, nil
-	}
+	imp := &MotifImport{File: md.file, Pos: d.pos(resolve(item)), Path: path, Inputs: md.inputs(mo["inputs"].value)}
+	d.bind(imp, o["with"], path)
 	if f, ok := mo["profiles"]; ok {
 		md.profiles(f.value, "profiles")
 	}
-	return md, mo
+	return md, mo, imp
 }
 
-// motifImports adds the resources of imported motifs to the box's
-// onReconcile, after its own (upstream merges motif resources there).
+// motifImports adds the resources of imported motifs to the box: those
+// under the motif's resources: to onReconcile, those under
+// resources.onCreate: to onCreate, after the box's own (upstream:
+// pkg/types/motif.go MotifResources), and its status fields after the
+// box's. They read the import's inputs.
 func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
 	list := resolve(n)
 	if list == nil || list.Kind != yaml.SequenceNode {
@@ -173,19 +175,36 @@ func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
 		return
 	}
 	for i, item := range list.Content {
-		md, mo := d.motif(item, fmt.Sprintf("%s[%d]", path, i), []string{"resources", "status"})
+		md, mo, imp := d.motif(item, fmt.Sprintf("%s[%d]", path, i), []string{"resources", "status"})
 		if md == nil {
 			continue
 		}
 		if f, ok := mo["resources"]; ok {
-			h := md.hook(OnReconcile, f.value, "resources")
-			if box.Hooks[OnReconcile] == nil {
-				box.Hooks[OnReconcile] = &Hook{Name: OnReconcile, Pos: h.Pos}
+			reconciled, created := resolve(f.value), (*yaml.Node)(nil)
+			if reconciled != nil && reconciled.Kind == yaml.MappingNode {
+				created, reconciled = splitKeys(reconciled, []string{"onCreate"}, nil)
 			}
-			box.Hooks[OnReconcile].Resources = append(box.Hooks[OnReconcile].Resources, h.Resources...)
+			add := func(hook string, n *yaml.Node, hpath string) {
+				h := md.hook(hook, n, hpath)
+				for _, r := range h.Resources {
+					r.Motif = imp
+					md.resolveInputs(r)
+				}
+				if box.Hooks[hook] == nil {
+					box.Hooks[hook] = &Hook{Name: hook, Pos: h.Pos}
+				}
+				box.Hooks[hook].Resources = append(box.Hooks[hook].Resources, h.Resources...)
+			}
+			add(OnReconcile, reconciled, "resources")
+			if created != nil && len(created.Content) == 2 {
+				add(OnCreate, created.Content[1], "resources.onCreate")
+			}
 		}
 		if f, ok := mo["status"]; ok {
 			s := md.status(f.value, "status")
+			for _, sf := range s.Fields {
+				sf.Motif = imp
+			}
 			if box.Status == nil {
 				box.Status = s
 			} else {
@@ -193,6 +212,25 @@ func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
 			}
 		}
 	}
+}
+
+// resolveInputs settles what a motif's declaration takes from inputs when
+// the katalog loads: a rotateAfter that reads an input bound to a literal.
+func (d *decoder) resolveInputs(r *Resource) {
+	if r.rotateAfterExpr == "" {
+		return
+	}
+	s, ok := r.Motif.literalInput(r.rotateAfterExpr)
+	if !ok {
+		d.errorAt(r.RotateAfterPos, r.path+".rotateAfter", "rotateAfter is read when the katalog loads, so it is a duration (90s, 12h, 7d, …) or one input the import binds to one; %s is neither", r.rotateAfterExpr)
+		return
+	}
+	dur, err := ParseDuration(s)
+	if err != nil {
+		d.errorAt(r.RotateAfterPos, r.path+".rotateAfter", "input %s: %v", r.rotateAfterExpr, err)
+		return
+	}
+	r.RotateAfter, r.rotateAfterExpr = dur, ""
 }
 
 // specImports reads motifs imported for the whole katalog; upstream uses them
@@ -207,7 +245,7 @@ func (d *decoder) specImports(n *yaml.Node, dir string) {
 		return
 	}
 	for i, item := range list.Content {
-		md, mo := d.motif(item, fmt.Sprintf("spec.imports[%d]", i), []string{"notes", "resources"})
+		md, mo, _ := d.motif(item, fmt.Sprintf("spec.imports[%d]", i), []string{"notes", "resources"})
 		if md == nil {
 			continue
 		}

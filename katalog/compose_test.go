@@ -95,8 +95,8 @@ func TestKomposerErrors(t *testing.T) {
 			"k.yaml:4:1: sources: both imports and its older name sources are set; keep imports"},
 		{"motif with inputs", map[string]string{
 			"k.yaml": header2 + "spec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n      operatorBox:\n        imports:\n          - motif: ./m.yaml\n",
-			"m.yaml": "apiVersion: orkestra.orkspace.io/v1\nkind: Motif\ninputs:\n  - name: replicas\nresources: {}\n"},
-			"m.yaml:4:3: [site] inputs: motif inputs (with:) are not supported; write the values into the motif's templates, or read them from the custom resource"},
+			"m.yaml": "apiVersion: orkestra.orkspace.io/v1\nkind: Motif\ninputs:\n  - {name: replicas, required: true}\nresources: {}\n"},
+			"k.yaml:10:13: [site] operatorBox.imports[0]: the motif m.yaml requires input \"replicas\"; bind it with with: {replicas: …}"},
 		// iAlexeze/orkestra examples/registry-guide imports motifs from an
 		// OCI registry.
 		{"remote motif", map[string]string{

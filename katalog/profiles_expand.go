@@ -50,7 +50,7 @@ func (l *loader) expandResource(d *decoder, r *Resource) {
 	for _, key := range []string{"resources", "securityContext", "rollingUpdate"} {
 		class := map[string]string{"resources": "resources", "securityContext": "containerSecurity", "rollingUpdate": "rollingUpdate"}[key]
 		if e := r.Fields.Entry(key); e != nil {
-			if v, ok := l.profiledBlock(d, classOf(class), e.Value, path+"."+key, nil); ok {
+			if v, ok := l.profiledBlock(d, r, classOf(class), e.Value, path+"."+key, nil); ok {
 				e.Value = v
 			}
 		}
@@ -58,7 +58,7 @@ func (l *loader) expandResource(d *decoder, r *Resource) {
 	if e := r.Fields.Entry("podSecurity"); e != nil {
 		if prev := r.Fields.Entry("podSecurityContext"); prev != nil {
 			d.errorAt(e.KeyPos, path+".podSecurity", "podSecurity is upstream's name for podSecurityContext, which is also set at %s; keep one", prev.KeyPos)
-		} else if v, ok := l.profiledBlock(d, classOf("podSecurity"), e.Value, path+".podSecurity", nil); ok {
+		} else if v, ok := l.profiledBlock(d, r, classOf("podSecurity"), e.Value, path+".podSecurity", nil); ok {
 			e.Key, e.Value = "podSecurityContext", v
 		}
 	}
@@ -97,7 +97,14 @@ func removeField(r *Resource, key string) {
 // from expand: the field stays unset): for a literal name the named
 // profile's; for an expression a selection among every profile of the
 // class. ok is false when the reference is in error (reported).
-func (l *loader) profileValue(d *decoder, c *profileClass, name *Value, field string, expand func(*Value) *Value) (*Value, bool) {
+func (l *loader) profileValue(d *decoder, r *Resource, c *profileClass, name *Value, field string, expand func(*Value) *Value) (*Value, bool) {
+	if name != nil && name.Kind == StringValue && r != nil {
+		// A motif's profile named by an input bound to a literal is that
+		// literal.
+		if lit, ok := r.Motif.literalInput(name.Str); ok {
+			name = &Value{Kind: StringValue, Str: lit, Scalar: lit, Pos: name.Pos}
+		}
+	}
 	if name == nil || name.Kind != StringValue {
 		d.errorAt(name.Pos, field, "a %s is named by a string, got %s", c.What, name.Kind)
 		return nil, false
@@ -126,7 +133,7 @@ func isExpression(s string) bool {
 // profiledBlock expands a block written `{profile: NAME}` into the profile's
 // fields (through expand when not nil); a block without profile is kept.
 // ok is false when v needs no change or is in error.
-func (l *loader) profiledBlock(d *decoder, c *profileClass, v *Value, field string, expand func(*Value) *Value) (*Value, bool) {
+func (l *loader) profiledBlock(d *decoder, r *Resource, c *profileClass, v *Value, field string, expand func(*Value) *Value) (*Value, bool) {
 	name := v.Get("profile")
 	if name == nil {
 		return nil, false
@@ -140,7 +147,7 @@ func (l *loader) profiledBlock(d *decoder, c *profileClass, v *Value, field stri
 	if expand == nil {
 		expand = func(f *Value) *Value { return f }
 	}
-	return l.profileValue(d, c, name, field+".profile", expand)
+	return l.profileValue(d, r, c, name, field+".profile", expand)
 }
 
 func lastSegment(field string) string {
@@ -174,7 +181,7 @@ func (l *loader) topProfile(d *decoder, r *Resource, c *profileClass, keys []str
 // setFromProfile sets field key of r to what the profile named by pe holds
 // there (nothing when it holds none).
 func (l *loader) setFromProfile(d *decoder, r *Resource, c *profileClass, pe *MapEntry, key, path string) bool {
-	v, ok := l.profileValue(d, c, pe.Value, path+".profile", func(f *Value) *Value { return f.Get(key) })
+	v, ok := l.profileValue(d, r, c, pe.Value, path+".profile", func(f *Value) *Value { return f.Get(key) })
 	if !ok {
 		return false
 	}
@@ -240,7 +247,7 @@ func (l *loader) hpaBehavior(d *decoder, r *Resource, path string) {
 	if be == nil || be.Value.Get("profile") == nil {
 		return
 	}
-	v, ok := l.profiledBlock(d, classOf("hpa"), be.Value, path+".behavior", func(f *Value) *Value { return f.Get("behavior") })
+	v, ok := l.profiledBlock(d, r, classOf("hpa"), be.Value, path+".behavior", func(f *Value) *Value { return f.Get("behavior") })
 	if !ok {
 		return
 	}
@@ -431,5 +438,5 @@ func (l *loader) probe(d *decoder, r *Resource, cfg *Value, path string) (*Value
 	case name == nil:
 		name = literalValue(defaultProbeProfile, cfg.Pos)
 	}
-	return l.profileValue(d, classOf("probes"), name, path+".profile", withTiming)
+	return l.profileValue(d, r, classOf("probes"), name, path+".profile", withTiming)
 }

@@ -45,11 +45,18 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 		case "forEach":
 			r.ForEach = d.forEach(v, fpath)
 		case "rotateAfter":
+			r.RotateAfterPos = d.pos(v)
+			if s := d.str(v, fpath); isExpression(s) {
+				// A motif may take it from an input bound to a literal;
+				// resolved when the motif is imported (inputs.go).
+				r.rotateAfterExpr = s
+				continue
+			}
 			dur, err := ParseDuration(d.str(v, fpath))
 			if err != nil {
 				d.errorf(v, fpath, "%v", err)
 			}
-			r.RotateAfter, r.RotateAfterPos = dur, d.pos(v)
+			r.RotateAfter = dur
 		default:
 			if contains(unimplementedResourceKeys, key) {
 				if msg, ok := resourceKeyErrors[key]; ok {
@@ -77,7 +84,7 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			r.Fields.Map = append(r.Fields.Map, &MapEntry{Key: key, KeyPos: d.pos(k), Value: val})
 		}
 	}
-	if r.RotateAfter > 0 && !r.Once {
+	if (r.RotateAfter > 0 || r.rotateAfterExpr != "") && !r.Once {
 		d.errorf(n, path+".rotateAfter", "rotateAfter needs once: true (only generated secrets rotate)")
 	}
 	d.checkCopy(r, path)

@@ -322,6 +322,12 @@ type Resource struct {
 	// path is the declaration's field path as written (for diagnostics
 	// made after decoding, such as profile expansion).
 	path string
+	// rotateAfterExpr is a rotateAfter written as an expression: a motif's
+	// resource may read an input bound to a literal (resolveInputs).
+	rotateAfterExpr string
+	// Motif is the motif import the declaration comes from; nil for the
+	// entry's own. Its expressions read the import's inputs.
+	Motif *MotifImport
 }
 
 // ForEach is a declaration's forEach: the field iterated and the name of
@@ -413,6 +419,9 @@ type StatusField struct {
 	// ClearOnFalse clears the field while When does not hold (upstream's
 	// clearOnFalse); otherwise the stored value stays.
 	ClearOnFalse bool
+	// Motif is the motif import the field comes from; nil for the entry's
+	// own.
+	Motif *MotifImport
 }
 
 // Conversion declares how objects convert between the CRD's versions.

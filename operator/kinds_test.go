@@ -3,6 +3,8 @@ package operator
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -346,5 +348,63 @@ onReconcile:
 		}
 		r := d.Spec.Template.Spec.Containers[0].Resources
 		return want(r.Requests.Cpu().String() == "500m" && r.Limits.Memory().String() == "2Gi", "resources %v", r)
+	})
+}
+
+// A motif's declarations read the inputs its import binds: values taken
+// from the custom resource follow it, literals and defaults are typed.
+func TestMotifInputsReachTheAPIServer(t *testing.T) {
+	dir := t.TempDir()
+	motif := `apiVersion: orkestra.orkspace.io/v1
+kind: Motif
+metadata: {name: web}
+inputs:
+  - {name: image, required: true}
+  - {name: replicas, type: integer, default: 1}
+  - {name: tier, default: small}
+resources:
+  deployments:
+    - name: "${self.metadata.name}-web"
+      image: '{{ index .inputs "image" }}'
+      replicas: "${inputs.replicas}"
+      resources: {profile: "{{ .inputs.tier }}"}
+status:
+  fields:
+    - {path: phase, value: "{{ .inputs.image }}"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "motif.yaml"), []byte(motif), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The test's temporary directories are one repository: the katalog
+	// (in a sibling directory) may import the motif.
+	if err := os.Mkdir(filepath.Join(filepath.Dir(dir), ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plan := widgetPlanWith(t, "      imports:\n        - motif: "+filepath.Join(dir, "motif.yaml")+"\n          with: {image: \"${self.spec.image}\", replicas: 2, tier: \"{{ .spec.channel }}\"}\n", `
+onReconcile: {}
+`)
+	h := startOperator(t, plan)
+	create(t, widget(h.ns, "app", map[string]any{"image": "nginx:1", "channel": "tiny"}))
+	converged(t, h.ns, "app")
+	var d appsv1.Deployment
+	mustGet(t, h.ns, "app-web", &d)
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.Image != "nginx:1" || *d.Spec.Replicas != 2 || c.Resources.Requests.Cpu().String() != "25m" {
+		t.Errorf("image %s, replicas %d, resources %v", c.Image, *d.Spec.Replicas, c.Resources)
+	}
+	if phase, _, _ := unstructured.NestedString(getWidget(t, h.ns, "app").Object, "status", "phase"); phase != "nginx:1" {
+		t.Errorf("status.phase %q", phase)
+	}
+	updateWidget(t, h.ns, "app", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "nginx:2", "spec", "image")
+		_ = unstructured.SetNestedField(u.Object, "medium", "spec", "channel")
+	})
+	eventually(t, "the deployment to follow the inputs", func() error {
+		var d appsv1.Deployment
+		if err := get(h.ns, "app-web", &d); err != nil {
+			return err
+		}
+		c := d.Spec.Template.Spec.Containers[0]
+		return want(c.Image == "nginx:2" && c.Resources.Requests.Cpu().String() == "250m", "image %s resources %v", c.Image, c.Resources)
 	})
 }

@@ -176,6 +176,10 @@ func child(sh shape, seg, version string) (shape, *fieldProblem) {
 			return shape{s: &metadataSchema, path: next}, nil
 		}
 	}
+	if sh.path == engine.InputsVar {
+		// A motif's inputs are what it declares: any other is a mistake.
+		return shape{}, &fieldProblem{kind: foreignRoot, msg: fmt.Sprintf("the motif declares no input %q%s", seg, hint(seg, s))}
+	}
 	where := "in version " + version
 	if version == "" {
 		where = "in the schema"

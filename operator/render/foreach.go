@@ -16,8 +16,16 @@ const LabelDeclaration = "orkestra.orkspace.io/declaration"
 // declaration evaluates one declaration into its children: one, or one per
 // forEach item, each written to every toNamespaces namespace.
 func (r *renderer) declaration(rs *engine.Resource) ([]*Child, error) {
+	base := r.scope
+	if rs.Inputs != nil {
+		s, err := rs.Inputs.Scope(r.scope)
+		if err != nil {
+			return nil, r.errorf(rs.Fields.Field+".imports.with", err)
+		}
+		base = s
+	}
 	if rs.ForEach == nil {
-		c, err := r.evaluate(rs, r.scope)
+		c, err := r.evaluate(rs, base)
 		if err != nil {
 			return nil, err
 		}
@@ -29,7 +37,7 @@ func (r *renderer) declaration(rs *engine.Resource) ([]*Child, error) {
 	}
 	var out []*Child
 	for _, it := range items {
-		c, err := r.evaluate(rs, rs.ForEach.Scope(r.scope, it))
+		c, err := r.evaluate(rs, rs.ForEach.Scope(base, it))
 		if err != nil {
 			return nil, err
 		}

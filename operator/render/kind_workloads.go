@@ -1,11 +1,13 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -97,8 +99,79 @@ func buildStatefulSet(b *builder) (client.Object, error) {
 			Template:    b.podTemplate(meta, sel, ""),
 		},
 	}
-	b.f.into("volumeClaimTemplates", &s.Spec.VolumeClaimTemplates)
+	b.volumeClaimTemplates(s)
 	return s, nil
+}
+
+// volumeClaimTemplates reads the claims as Kubernetes writes them, or in
+// upstream's short form (pkg/types/types_statefulset.go
+// VolumeClaimTemplateSource): {name (data), storageClass, storageSize,
+// mountPath (/data), accessModes ([ReadWriteOnce])}, each mounted into the
+// container at mountPath.
+func (b *builder) volumeClaimTemplates(s *appsv1.StatefulSet) {
+	items, ok := b.f.fields["volumeClaimTemplates"].([]any)
+	if !ok {
+		b.f.into("volumeClaimTemplates", &s.Spec.VolumeClaimTemplates)
+		return
+	}
+	short := func(m map[string]any) bool {
+		for _, k := range []string{"storageClass", "storageSize", "mountPath"} {
+			if _, ok := m[k]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	c := &s.Spec.Template.Spec.Containers[0]
+	for i, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok || !short(m) {
+			var pvc corev1.PersistentVolumeClaim
+			sub := fieldReader{fields: map[string]any{"item": item}, base: fmt.Sprintf("%s[%d]", b.f.path("volumeClaimTemplates"), i)}
+			sub.into("item", &pvc)
+			if sub.err != nil && b.f.err == nil {
+				b.f.err = sub.err
+			}
+			s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, pvc)
+			continue
+		}
+		f := fieldReader{fields: m, base: fmt.Sprintf("%s[%d]", b.f.path("volumeClaimTemplates"), i)}
+		for k := range m {
+			if !containsString([]string{"name", "storageClass", "storageSize", "mountPath", "accessModes"}, k) {
+				f.fail(k, "unknown field of a volume claim template; write name, storageClass, storageSize, mountPath, accessModes (or the claim as Kubernetes writes it)")
+			}
+		}
+		name, mount := f.str("name"), f.str("mountPath")
+		if name == "" {
+			name = "data"
+		}
+		if mount == "" {
+			mount = "/data"
+		}
+		pvc := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		for _, am := range f.strList("accessModes") {
+			pvc.Spec.AccessModes = append(pvc.Spec.AccessModes, corev1.PersistentVolumeAccessMode(am))
+		}
+		if len(pvc.Spec.AccessModes) == 0 {
+			pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+		}
+		if sc := f.str("storageClass"); sc != "" {
+			pvc.Spec.StorageClassName = &sc
+		}
+		if size := f.str("storageSize"); size != "" {
+			q, err := resource.ParseQuantity(size)
+			if err != nil {
+				f.fail("storageSize", "%q is not a quantity such as 10Gi: %v", size, err)
+			} else {
+				pvc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: q}
+			}
+		}
+		if f.err != nil && b.f.err == nil {
+			b.f.err = f.err
+		}
+		s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, pvc)
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: mount})
+	}
 }
 
 func (b *builder) backoffLimit() *int32 {

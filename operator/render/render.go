@@ -440,8 +440,16 @@ func (r *renderer) status() (map[string]any, []error) {
 
 func (r *renderer) statusField(out map[string]any, sf *engine.StatusField) error {
 	field := sf.Value.Field
+	scope := r.scope
+	if sf.Inputs != nil {
+		s, err := sf.Inputs.Scope(r.scope)
+		if err != nil {
+			return r.errorf(field, err)
+		}
+		scope = s
+	}
 	if sf.When != nil {
-		ok, err := sf.When.Eval(r.scope)
+		ok, err := sf.When.Eval(scope)
 		if err != nil {
 			return r.errorf(field, fmt.Errorf("evaluating when %s: %w", sf.When.Source(), err))
 		}
@@ -459,7 +467,7 @@ func (r *renderer) statusField(out map[string]any, sf *engine.StatusField) error
 			return nil
 		}
 	}
-	v, ok, err := sf.Value.Eval(r.scope)
+	v, ok, err := sf.Value.Eval(scope)
 	if err != nil {
 		return r.errorf(field, err)
 	}

@@ -17,6 +17,7 @@ package migrate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -342,6 +343,10 @@ func (m *migration) settle(it *Item, out string, err error) {
 		out = m.opts.translate(it, out)
 	}
 	if it.node == nil {
+		if slices.Contains(m.k.Included, it.Pos.File) {
+			m.leave(it, 0, "it is in "+it.Pos.File+", a file the katalog includes (a motif or an include: fragment), which migrate does not rewrite; it keeps working as a template")
+			return
+		}
 		m.leave(it, 0, "internal: the YAML node of this value was not found, so it cannot be rewritten in place")
 		return
 	}
