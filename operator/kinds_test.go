@@ -238,7 +238,7 @@ onReconcile:
     - name: baseline
       fromNetworkPolicy: baseline
       fromNamespace: %[1]s
-      toNamespaces: ["{{ .metadata.namespace }}", %[2]s]
+      toNamespaces: ["{{ .metadata.namespace }}", "{{ .spec.targets }}"]
       podSelector: {app: web}
   resourceQuotas:
     - name: quota
@@ -249,8 +249,10 @@ onReconcile:
     - name: limits
       fromLimitRange: org
       fromNamespace: %[1]s
-`, platform, a)), func(o *harnessOptions) { o.clusterWide = true })
-	create(t, widget(h.ns, "shop", map[string]any{"image": "nginx:1"}))
+`, platform)), func(o *harnessOptions) { o.clusterWide = true })
+	// The extra namespace comes from the custom resource: the manager
+	// watches every namespace, so other tests' widgets are reconciled too.
+	create(t, widget(h.ns, "shop", map[string]any{"image": "nginx:1", "targets": []any{a}}))
 	converged(t, h.ns, "shop")
 	for _, ns := range []string{h.ns, a} {
 		var np networkingv1.NetworkPolicy
