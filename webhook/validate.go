@@ -18,7 +18,8 @@ import (
 // in changed are checked; valid keys are remembered, since a converter sets
 // the same few keys on every object.
 func validateMetaMap(name string, m map[string]any, changed []string) error {
-	path := field.NewPath("metadata", name)
+	// The path is made only for an error: most converted objects have none.
+	path := func() *field.Path { return field.NewPath("metadata", name) }
 	var errs field.ErrorList
 	for _, k := range changed {
 		key := k
@@ -28,7 +29,7 @@ func validateMetaMap(name string, m map[string]any, changed []string) error {
 		if !knownValidKey(key) {
 			msgs := validation.IsQualifiedName(key)
 			for _, msg := range msgs {
-				errs = append(errs, field.Invalid(path, k, msg))
+				errs = append(errs, field.Invalid(path(), k, msg))
 			}
 			if len(msgs) == 0 {
 				rememberValidKey(key)
@@ -37,7 +38,7 @@ func validateMetaMap(name string, m map[string]any, changed []string) error {
 		if name == "labels" {
 			v := m[k].(string)
 			for _, msg := range validation.IsValidLabelValue(v) {
-				errs = append(errs, field.Invalid(path, v, msg))
+				errs = append(errs, field.Invalid(path(), v, msg))
 			}
 		}
 	}
@@ -47,7 +48,7 @@ func validateMetaMap(name string, m map[string]any, changed []string) error {
 			size += len(k) + len(v.(string))
 		}
 		if size > apivalidation.TotalAnnotationSizeLimitB {
-			errs = append(errs, field.TooLong(path, "", apivalidation.TotalAnnotationSizeLimitB))
+			errs = append(errs, field.TooLong(path(), "", apivalidation.TotalAnnotationSizeLimitB))
 		}
 	}
 	if len(errs) == 0 {

@@ -59,6 +59,27 @@ type Converter struct {
 	// converter applies them as the API server does before it computes
 	// the way back.
 	defaults map[*structuralschema.Structural]*defaultsTree
+	// apiVersions holds each path's target apiVersion as an interface
+	// value, made once: storing the string in an object would allocate.
+	apiVersions map[*engine.Path]any
+	// routes holds, per conversion, engine.Conversion.Route of every
+	// version pair, made once (a CRD serves a few versions: a list).
+	routes map[*engine.Conversion][]route
+}
+
+type route struct {
+	from, to string
+	paths    []*engine.Path
+}
+
+// routeOf is conv.Route(from, to), without allocating.
+func (c *Converter) routeOf(conv *engine.Conversion, from, to string) ([]*engine.Path, bool) {
+	for _, r := range c.routes[conv] {
+		if r.from == from && r.to == to {
+			return r.paths, true
+		}
+	}
+	return nil, false
 }
 
 // New returns a converter over plan.
@@ -66,11 +87,22 @@ func New(plan *engine.Plan, opts Options) *Converter {
 	if opts.MaxStashBytes <= 0 {
 		opts.MaxStashBytes = DefaultMaxStashBytes
 	}
-	c := &Converter{plan: plan, opts: opts, identity: identityLeaves(plan), inputs: nodeInputs(plan), defaults: map[*structuralschema.Structural]*defaultsTree{}}
+	c := &Converter{plan: plan, opts: opts, identity: identityLeaves(plan), inputs: nodeInputs(plan),
+		defaults: map[*structuralschema.Structural]*defaultsTree{}, apiVersions: map[*engine.Path]any{}, routes: map[*engine.Conversion][]route{}}
 	for _, conv := range plan.Conversions {
 		for _, s := range conv.Schemas {
 			if d := buildDefaults(s); d != nil {
 				c.defaults[s] = d
+			}
+		}
+		for _, from := range conv.Versions {
+			for _, to := range conv.Versions {
+				if r, ok := conv.Route(from, to); ok {
+					c.routes[conv] = append(c.routes[conv], route{from, to, r})
+					for _, p := range r {
+						c.apiVersions[p] = p.ToAPIVersion
+					}
+				}
 			}
 		}
 	}
@@ -146,7 +178,7 @@ func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion st
 	// Through the storage version, the object converts there and on: what
 	// an earlier conversion stashed for the storage version comes back on
 	// the way, as it would in two requests.
-	if route, ok := conv.Route(from, to); ok && len(route) == 2 {
+	if route, ok := c.routeOf(conv, from, to); ok && len(route) == 2 {
 		mid, err := c.hop(conv, obj, from, conv.StorageVersion)
 		if err == nil {
 			var out *unstructured.Unstructured
@@ -173,7 +205,9 @@ func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured,
 		return nil, err
 	}
 	src := c.settle(conv.Schemas[from], withoutStash(obj.Object))
-	out, last, lastSrc, err := c.route(conv, src, from, to)
+	// One scope serves every evaluation of the hop, one after the other.
+	sc := new(engine.Scope)
+	out, last, lastSrc, err := c.route(conv, src, from, to, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -184,17 +218,25 @@ func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured,
 	out = c.settle(conv.Schemas[to], out)
 	// Identity leaves hold only when both directions are single direct paths.
 	var skip map[*engine.Node]bool
-	if conv.Paths[[2]string{from, to}] != nil && conv.Paths[[2]string{to, from}] != nil {
+	there, _ := c.routeOf(conv, from, to)
+	back, _ := c.routeOf(conv, to, from)
+	if len(there) == 1 && len(back) == 1 { // a route of one path is a direct one
 		skip = c.identity
 	}
-	d, err := c.wayBack(conv, out, to, from, src, skip)
+	d, err := c.wayBack(conv, out, to, from, src, skip, sc)
 	if err != nil {
 		return nil, fmt.Errorf("checking the way back from %s: %w", to, err)
 	}
-	if !d.empty() {
-		if stash == nil {
-			stash = map[string]*stashEntry{}
+	if stash == nil {
+		// The common case: nothing stashed before, at most this entry now.
+		if !d.empty() {
+			if err := writeStash(out, []versionEntry{{from, d}}, c.opts.MaxStashBytes); err != nil {
+				return nil, err
+			}
 		}
+		return &unstructured.Unstructured{Object: out}, nil
+	}
+	if !d.empty() {
 		stash[from] = d
 	} else {
 		delete(stash, from)
@@ -204,7 +246,7 @@ func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured,
 			delete(stash, v)
 		}
 	}
-	if err := writeStash(out, stash, c.opts.MaxStashBytes); err != nil {
+	if err := writeStash(out, sortedEntries(stash), c.opts.MaxStashBytes); err != nil {
 		return nil, err
 	}
 	return &unstructured.Unstructured{Object: out}, nil
@@ -214,7 +256,7 @@ func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured,
 // conversion, would change nothing when obj (at version at) converts to v:
 // that conversion gives back what e holds, and e can go.
 func (c *Converter) redundant(conv *engine.Conversion, obj map[string]any, at, v string, e *stashEntry) bool {
-	res, last, lastSrc, err := c.route(conv, obj, at, v)
+	res, last, lastSrc, err := c.route(conv, obj, at, v, new(engine.Scope))
 	if err != nil {
 		return false
 	}
@@ -229,14 +271,16 @@ func (c *Converter) redundant(conv *engine.Conversion, obj map[string]any, at, v
 
 // route applies the paths from → to on obj and returns the result, the last
 // path applied and that path's source object.
-func (c *Converter) route(conv *engine.Conversion, obj map[string]any, from, to string) (out map[string]any, last *engine.Path, lastSrc map[string]any, err error) {
-	paths, ok := conv.Route(from, to)
+//
+// The paths evaluate in scope sc, which they reset.
+func (c *Converter) route(conv *engine.Conversion, obj map[string]any, from, to string, sc *engine.Scope) (out map[string]any, last *engine.Path, lastSrc map[string]any, err error) {
+	paths, ok := c.routeOf(conv, from, to)
 	if !ok {
 		return nil, nil, nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", from, to, conv.StorageVersion)
 	}
 	cur := obj
 	for _, p := range paths {
-		next, err := apply(conv, p, cur)
+		next, err := c.apply(conv, p, cur, sc)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -246,14 +290,15 @@ func (c *Converter) route(conv *engine.Conversion, obj map[string]any, from, to 
 }
 
 // apply runs one path: a new object whose spec/status are the path's output
-// (or the source's, passed through), with apiVersion set to the target.
-func apply(conv *engine.Conversion, p *engine.Path, src map[string]any) (map[string]any, error) {
-	scope := pathScope(src)
+// (or the source's, passed through), with apiVersion set to the target. It
+// evaluates in scope sc, which it resets.
+func (c *Converter) apply(conv *engine.Conversion, p *engine.Path, src map[string]any, sc *engine.Scope) (map[string]any, error) {
+	scope := pathScope(sc, src)
 	out := make(map[string]any, len(src)+1)
 	for k, v := range src {
 		out[k] = v // shallow: replaced parts get new values, the rest is shared read-only
 	}
-	out["apiVersion"] = p.ToAPIVersion
+	out["apiVersion"] = c.apiVersions[p]
 	if p.Spec != nil && (hasSpec(src) || emptySpecValid(conv.Schemas[p.From])) {
 		v, ok, err := p.Spec.Eval(scope)
 		if err != nil {
@@ -354,19 +399,21 @@ func canBeEmpty(n *engine.Node) bool {
 	return true
 }
 
-// pathScope is what a path's expressions see: the source object, with an
-// absent (or null) spec read as an empty object, so that `self.spec.?x`
-// works on objects created without spec.
-func pathScope(src map[string]any) *engine.Scope {
+// pathScope resets sc to what a path's expressions see: the source object,
+// with an absent (or null) spec read as an empty object, so that
+// `self.spec.?x` works on objects created without spec.
+func pathScope(sc *engine.Scope, src map[string]any) *engine.Scope {
 	if hasSpec(src) {
-		return engine.NewScope(src)
+		*sc = engine.Scope{Self: src}
+		return sc
 	}
 	withSpec := make(map[string]any, len(src)+1)
 	for k, v := range src {
 		withSpec[k] = v
 	}
 	withSpec["spec"] = map[string]any{}
-	return engine.NewScope(withSpec)
+	*sc = engine.Scope{Self: withSpec}
+	return sc
 }
 
 // PathError is a path's evaluation failing on an object. It says whether

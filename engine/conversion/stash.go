@@ -3,6 +3,7 @@ package conversion
 import (
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -21,12 +22,33 @@ import (
 // After an edit the computed value wins and the entry is dropped. Values the
 // way back does not compute (fields it leaves unset or sets to a literal)
 // are always restored: no edit at the other version can express them.
+//
+// An entry read from the annotation holds its values in Set, as a tree; one
+// a conversion records holds them as leaves (set), which cost no map per
+// level — the two are read alike (each) and encode alike.
 type stashEntry struct {
 	Set    map[string]any
 	Unset  [][]string
 	Via    string
 	Guards []guard
+
+	leaves []stashLeaf
+	// leafPaths holds the leaves' paths one after the other; the inline
+	// arrays hold the few a conversion usually records.
+	leafPaths   []string
+	inlineLeaf  [2]stashLeaf
+	inlinePaths [8]string
+	// walkPath is each's path, reused.
+	walkPath [8]string
 }
+
+// stashLeaf is one value set: its path is leafPaths[from:to].
+type stashLeaf struct {
+	from, to int
+	value    any
+}
+
+func (s *stashEntry) leafPath(l stashLeaf) []string { return s.leafPaths[l.from:l.to:l.to] }
 
 // guard is what the expression at At (a target path of the way back's last
 // hop) read when the entry was written.
@@ -42,54 +64,90 @@ type input struct {
 	Present bool
 }
 
-func (s *stashEntry) empty() bool { return len(s.Set) == 0 && len(s.Unset) == 0 }
+func (s *stashEntry) empty() bool { return len(s.Set) == 0 && len(s.leaves) == 0 && len(s.Unset) == 0 }
 
 // set records orig's value v at path.
 func (s *stashEntry) set(path []string, v any) {
-	if s.Set == nil {
-		s.Set = map[string]any{}
+	if s.leaves == nil {
+		s.leaves, s.leafPaths = s.inlineLeaf[:0], s.inlinePaths[:0]
 	}
-	m := s.Set
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
+	from := len(s.leafPaths)
+	s.leafPaths = append(s.leafPaths, path...)
+	s.leaves = append(s.leaves, stashLeaf{from, len(s.leafPaths), runtime.DeepCopyJSONValue(v)})
+}
+
+// setTree returns the entry's values as one tree, as Set holds them: the
+// leaves set in order into the tree of Set.
+func (s *stashEntry) setTree() map[string]any {
+	if len(s.leaves) == 0 {
+		return s.Set
+	}
+	tree := runtime.DeepCopyJSONValue(s.Set)
+	m, _ := tree.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	for _, l := range s.leaves {
+		path := s.leafPath(l)
+		cur := m
+		for _, k := range path[:len(path)-1] {
+			next, ok := cur[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[k] = next
+			}
+			cur = next
 		}
-		m = next
+		cur[path[len(path)-1]] = l.value
 	}
-	m[path[len(path)-1]] = runtime.DeepCopyJSONValue(v)
+	return m
 }
 
 // each calls f for every change the entry holds: the leaves of Set (an
 // empty map is a leaf) with their value, then the Unset paths (set=false).
+// The path f gets is reused after f returns: f copies what it keeps.
 func (s *stashEntry) each(f func(path []string, v any, set bool)) {
-	var walk func(path []string, v any)
-	walk = func(path []string, v any) {
-		if m, ok := v.(map[string]any); ok && len(m) > 0 {
-			for k, x := range m {
-				walk(append(path, k), x)
-			}
-			return
-		}
-		f(path, v, true)
+	if len(s.leaves) > 0 && len(s.Set) > 0 {
+		tree := &stashEntry{Set: s.setTree(), Unset: s.Unset}
+		tree.each(f)
+		return
 	}
+	buf := s.walkPath[:]
 	for k, v := range s.Set {
-		walk([]string{k}, v)
+		buf[0] = k
+		eachLeaf(buf[:1], v, f)
+	}
+	for _, l := range s.leaves {
+		eachLeaf(append(buf[:0], s.leafPath(l)...), l.value, f)
 	}
 	for _, p := range s.Unset {
 		f(p, nil, false)
 	}
 }
 
+// eachLeaf calls f for every leaf of v, at path and below (an empty map is
+// a leaf).
+func eachLeaf(path []string, v any, f func(path []string, v any, set bool)) {
+	if m, ok := v.(map[string]any); ok && len(m) > 0 {
+		for k, x := range m {
+			eachLeaf(append(path, k), x, f)
+		}
+		return
+	}
+	f(path, v, true)
+}
+
 // guard records, for every change the way back computes, what the
 // computing expression read from src (the last hop's source).
 func (c *Converter) guard(s *stashEntry, last *engine.Path, src map[string]any) {
-	seen := map[*engine.Node]bool{}
+	var seen map[*engine.Node]bool // most changes are not computed: no guard
 	s.each(func(path []string, _ any, _ bool) {
 		n, depth := c.computingNode(last, path)
 		if n == nil || seen[n] {
 			return
+		}
+		if seen == nil {
+			seen = map[*engine.Node]bool{}
 		}
 		seen[n] = true
 		g := guard{At: append([]string(nil), path[:depth]...)}
@@ -143,7 +201,7 @@ func (c *Converter) restore(obj map[string]any, s *stashEntry, last *engine.Path
 	}
 	meta, _ := obj["metadata"].(map[string]any)
 	for _, key := range []string{"labels", "annotations"} {
-		if m, ok := meta[key].(map[string]any); ok && len(m) == 0 && !explicitlyEmpty(s.Set, key) {
+		if m, ok := meta[key].(map[string]any); ok && len(m) == 0 && !explicitlyEmpty(s.setTree(), key) {
 			deleteIn(obj, []string{"metadata", key})
 		}
 	}
@@ -313,17 +371,23 @@ func withoutStash(obj map[string]any) map[string]any {
 	return out
 }
 
-func writeStash(obj map[string]any, stash map[string]*stashEntry, limit int) error {
-	if len(stash) == 0 {
-		return nil // obj never carries one here: paths see the object without it
+// stashPath is where the stash annotation goes.
+var stashPath = []string{"metadata", "annotations", StashAnnotation}
+
+// writeStash writes the entries (in version order) into obj's stash
+// annotation; none leaves obj without one (paths see objects without it).
+func writeStash(obj map[string]any, entries []versionEntry, limit int) error {
+	if len(entries) == 0 {
+		return nil
 	}
-	raw, err := encodeStash(stash)
+	raw, err := appendStash(make([]byte, 0, 128), entries)
 	if err != nil {
 		return fmt.Errorf("encoding the round-trip annotation: %w", err)
 	}
 	if len(raw) > limit {
-		return fmt.Errorf("what the other versions cannot hold needs %d bytes in annotation %s, over the %d-byte limit (%s); add the fields to the target schema or map them in the path", len(raw), StashAnnotation, limit, stashSummary(stash))
+		return fmt.Errorf("what the other versions cannot hold needs %d bytes in annotation %s, over the %d-byte limit (%s); add the fields to the target schema or map them in the path", len(raw), StashAnnotation, limit, stashSummary(entries))
 	}
-	setIn(obj, []string{"metadata", "annotations", StashAnnotation}, string(raw))
+	// raw is not written to again: the string shares its bytes.
+	setIn(obj, stashPath, unsafe.String(unsafe.SliceData(raw), len(raw)))
 	return nil
 }

@@ -3,6 +3,7 @@ package conversion
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,20 +19,35 @@ import (
 //
 // A read without a value means the field was absent.
 func encodeStash(stash map[string]*stashEntry) ([]byte, error) {
-	b := make([]byte, 0, 128)
-	versions := make([]string, 0, len(stash))
-	for v := range stash {
-		versions = append(versions, v)
+	return appendStash(nil, sortedEntries(stash))
+}
+
+// versionEntry is a stash's entry for one version.
+type versionEntry struct {
+	version string
+	entry   *stashEntry
+}
+
+// sortedEntries lists a stash's entries in version order.
+func sortedEntries(stash map[string]*stashEntry) []versionEntry {
+	out := make([]versionEntry, 0, len(stash))
+	for v, e := range stash {
+		out = append(out, versionEntry{v, e})
 	}
-	sort.Strings(versions)
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out
+}
+
+// appendStash appends the stash of entries (in version order) to b.
+func appendStash(b []byte, entries []versionEntry) ([]byte, error) {
 	b = append(b, '{')
-	for i, v := range versions {
+	for i, ve := range entries {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonval.AppendString(b, v)
+		b = jsonval.AppendString(b, ve.version)
 		b = append(b, ':', '{')
-		e := stash[v]
+		e := ve.entry
 		comma := false
 		sep := func() {
 			if comma {
@@ -68,11 +84,11 @@ func encodeStash(stash map[string]*stashEntry) ([]byte, error) {
 			}
 			b = append(b, ']')
 		}
-		if len(e.Set) > 0 {
+		if len(e.Set) > 0 || len(e.leaves) > 0 {
 			sep()
 			b = append(b, `"set":`...)
 			var err error
-			if b, err = jsonval.Append(b, map[string]any(e.Set)); err != nil {
+			if b, err = e.appendSet(b); err != nil {
 				return nil, err
 			}
 		}
@@ -94,6 +110,63 @@ func encodeStash(stash map[string]*stashEntry) ([]byte, error) {
 		b = append(b, '}')
 	}
 	return append(b, '}'), nil
+}
+
+// appendSet appends the entry's values as the JSON of their tree (keys
+// sorted). Leaves are written directly, each object opened and closed
+// around them, when their paths in order nest: no path a prefix of the
+// next.
+func (e *stashEntry) appendSet(b []byte) ([]byte, error) {
+	if len(e.Set) > 0 || !e.leavesNest() {
+		return jsonval.Append(b, e.setTree())
+	}
+	b = append(b, '{')
+	var open []string // the objects open below the root, by key
+	for i, l := range e.leaves {
+		path := e.leafPath(l)
+		dir := path[:len(path)-1]
+		common := 0
+		for common < len(open) && common < len(dir) && open[common] == dir[common] {
+			common++
+		}
+		for j := len(open); j > common; j-- {
+			b = append(b, '}')
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		for _, k := range dir[common:] {
+			b = jsonval.AppendString(b, k)
+			b = append(b, ':', '{')
+		}
+		open = dir
+		b = jsonval.AppendString(b, path[len(path)-1])
+		b = append(b, ':')
+		var err error
+		if b, err = jsonval.Append(b, l.value); err != nil {
+			return b, err
+		}
+	}
+	for range open {
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+// leavesNest reports whether no leaf's path is a prefix of another's (then
+// each is a key of its own in the tree, whatever the order they were set
+// in), and if so sorts them by path.
+func (e *stashEntry) leavesNest() bool {
+	for i, a := range e.leaves {
+		for j, b := range e.leaves {
+			pa, pb := e.leafPath(a), e.leafPath(b)
+			if i != j && len(pa) <= len(pb) && slices.Equal(pa, pb[:len(pa)]) {
+				return false
+			}
+		}
+	}
+	slices.SortFunc(e.leaves, func(a, b stashLeaf) int { return slices.Compare(e.leafPath(a), e.leafPath(b)) })
+	return true
 }
 
 func appendPath(b []byte, p []string) []byte {
@@ -179,20 +252,16 @@ func sortGuards(gs []guard) {
 
 // stashSummary names, per version, the largest values a stash holds, for
 // the message of a stash over its limit.
-func stashSummary(stash map[string]*stashEntry) string {
-	versions := make([]string, 0, len(stash))
-	for v := range stash {
-		versions = append(versions, v)
-	}
-	sort.Strings(versions)
+func stashSummary(entries []versionEntry) string {
 	var parts []string
-	for _, v := range versions {
+	for _, ve := range entries {
+		v := ve.version
 		type leaf struct {
 			path string
 			size int
 		}
 		var leaves []leaf
-		stash[v].each(func(path []string, val any, set bool) {
+		ve.entry.each(func(path []string, val any, set bool) {
 			if !set {
 				return
 			}

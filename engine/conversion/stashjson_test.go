@@ -114,3 +114,51 @@ func TestMalformedStashIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// A recorded entry's leaves encode as the tree they set, in whatever order
+// they were set: directly when no path is a prefix of another, else through
+// the tree (a later value set over an earlier one, as in a map).
+func TestStashLeavesEncodeAsTheirTree(t *testing.T) {
+	cases := [][]struct {
+		path  []string
+		value any
+	}{
+		{{[]string{"spec", "theme"}, "dark"}},
+		{{[]string{"spec", "z"}, int64(1)}, {[]string{"metadata", "labels", "b"}, "x"}, {[]string{"spec", "a", "deep"}, []any{"l"}}, {[]string{"metadata", "labels", "a"}, "y"}, {[]string{"status"}, map[string]any{"k": true}}},
+		{{[]string{"spec", "m"}, map[string]any{}}, {[]string{"spec", "n"}, nil}, {[]string{"spec", "a.b"}, 0.5}},
+		// not nesting: a path under another, a path set twice
+		{{[]string{"spec", "x"}, "first"}, {[]string{"spec"}, map[string]any{"y": "whole"}}},
+		{{[]string{"spec"}, map[string]any{"y": "whole"}}, {[]string{"spec", "x"}, "then"}},
+		{{[]string{"spec", "x"}, "first"}, {[]string{"spec", "x"}, "second"}},
+	}
+	for i, leaves := range cases {
+		e := &stashEntry{}
+		for _, l := range leaves {
+			e.set(l.path, l.value)
+		}
+		want, err := appendJSON(e.setTree())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.appendSet(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("case %d:\n got %s\nwant %s", i, got, want)
+		}
+		var n int
+		e.each(func([]string, any, bool) { n++ })
+		if n == 0 {
+			t.Errorf("case %d: each visits no leaf", i)
+		}
+	}
+}
+
+func appendJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
+}

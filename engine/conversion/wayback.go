@@ -2,6 +2,7 @@ package conversion
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -19,21 +20,21 @@ import (
 // expressions read (the guards restore checks). It is diff(orig,
 // route(converted, to→from)) without building the last hop's object: that
 // hop's spec and status trees are compared against orig as they evaluate.
-func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any, skip map[*engine.Node]bool) (*stashEntry, error) {
-	paths, ok := conv.Route(to, from)
+func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any, skip map[*engine.Node]bool, sc *engine.Scope) (*stashEntry, error) {
+	paths, ok := c.routeOf(conv, to, from)
 	if !ok {
 		return nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", to, from, conv.StorageVersion)
 	}
 	cur := converted
 	for _, p := range paths[:len(paths)-1] {
-		next, err := apply(conv, p, cur)
+		next, err := c.apply(conv, p, cur, sc)
 		if err != nil {
 			return nil, err
 		}
 		cur = next
 	}
 	last := paths[len(paths)-1]
-	scope := pathScope(cur)
+	scope := pathScope(sc, cur)
 	d := &stashEntry{}
 	path := make([]string, 1, 8) // reused: copied only where a difference is recorded
 	for _, top := range []struct {
@@ -83,7 +84,8 @@ func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, t
 // diffMeta compares orig's labels or annotations with the way back's key by
 // key, so that each key is restored (or not) on its own.
 func diffMeta(d *stashEntry, key string, orig, back map[string]any) {
-	path := []string{"metadata", key}
+	path := make([]string, 2, 8) // reused: copied only where a difference is recorded
+	path[0], path[1] = "metadata", key
 	ov, hasOrig := orig[key]
 	bv, hasBack := back[key]
 	om, oIsMap := ov.(map[string]any)
@@ -204,6 +206,9 @@ func diffValue(d *stashEntry, path []string, a, b any, hasA, hasB bool) {
 	}
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
+	if aok && bok && sameMap(am, bm) {
+		return // shared with the original: a converted object keeps what no path writes
+	}
 	if aok && bok {
 		// Keys of orig first, then those only the way back has; the unset
 		// list is sorted where it is recorded, so output stays deterministic.
@@ -221,6 +226,11 @@ func diffValue(d *stashEntry, path []string, a, b any, hasA, hasB bool) {
 	if !jsonval.Equal(a, b) {
 		d.set(path, a)
 	}
+}
+
+// sameMap reports whether a and b are the same map (not only equal ones).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // settle does to an object what the API server does before it stores or
@@ -247,7 +257,9 @@ func (c *Converter) settle(s *structuralschema.Structural, obj map[string]any) m
 // defaultsTree is the part of a schema that leads to defaults, built once:
 // checking whether an object lacks one walks only it.
 type defaultsTree struct {
-	props      map[string]*defaultsTree
+	props map[string]*defaultsTree
+	// fields are props as a list, in key order (walked on every object).
+	fields     []defaultsField
 	hasDefault bool
 	nullable   bool
 	items      *defaultsTree
@@ -282,7 +294,16 @@ func buildDefaults(s *structuralschema.Structural) *defaultsTree {
 	if !found {
 		return nil
 	}
+	for k, pd := range d.props {
+		d.fields = append(d.fields, defaultsField{k, pd})
+	}
+	sort.Slice(d.fields, func(i, j int) bool { return d.fields[i].key < d.fields[j].key })
 	return d
+}
+
+type defaultsField struct {
+	key  string
+	tree *defaultsTree
 }
 
 // missing reports whether a value found (or not) here would be defaulted.
@@ -294,9 +315,9 @@ func (d *defaultsTree) missing(v any, found bool) bool {
 func (d *defaultsTree) needed(x any) bool {
 	switch x := x.(type) {
 	case map[string]any:
-		for k, pd := range d.props {
-			v, found := x[k]
-			if pd.missing(v, found) || (found && pd.needed(v)) {
+		for _, f := range d.fields {
+			v, found := x[f.key]
+			if f.tree.missing(v, found) || (found && f.tree.needed(v)) {
 				return true
 			}
 		}
