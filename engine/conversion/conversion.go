@@ -16,6 +16,7 @@ package conversion
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -294,9 +295,11 @@ func (c *Converter) route(conv *engine.Conversion, obj map[string]any, from, to 
 // evaluates in scope sc, which it resets.
 func (c *Converter) apply(conv *engine.Conversion, p *engine.Path, src map[string]any, sc *engine.Scope) (map[string]any, error) {
 	scope := pathScope(sc, src)
-	out := make(map[string]any, len(src)+1)
-	for k, v := range src {
-		out[k] = v // shallow: replaced parts get new values, the rest is shared read-only
+	// Shallow (maps.Clone copies a small map's memory, without rehashing):
+	// replaced parts get new values, the rest is shared read-only.
+	out := maps.Clone(src)
+	if out == nil {
+		out = map[string]any{}
 	}
 	out["apiVersion"] = c.apiVersions[p]
 	if p.Spec != nil && (hasSpec(src) || emptySpecValid(conv.Schemas[p.From])) {

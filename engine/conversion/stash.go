@@ -2,6 +2,7 @@ package conversion
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"unsafe"
 
@@ -292,16 +293,15 @@ func lookup(obj map[string]any, path []string) (any, bool) {
 func pathKey(p []string) string { return strings.Join(p, "\x00") }
 
 // setIn writes v at path, copying the maps along the way: converted objects
-// share unchanged subtrees with their source.
+// share unchanged subtrees with their source. (maps.Clone copies a small
+// map's memory without rehashing its keys.)
 func setIn(obj map[string]any, path []string, v any) {
 	m := obj
 	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		cp := make(map[string]any, len(next)+1)
-		if ok {
-			for kk, vv := range next {
-				cp[kk] = vv
-			}
+		next, _ := m[k].(map[string]any)
+		cp := maps.Clone(next)
+		if cp == nil {
+			cp = make(map[string]any, 1)
 		}
 		m[k] = cp
 		m = cp
@@ -316,9 +316,9 @@ func deleteIn(obj map[string]any, path []string) {
 		if !ok {
 			return
 		}
-		cp := make(map[string]any, len(next))
-		for kk, vv := range next {
-			cp[kk] = vv
+		cp := maps.Clone(next)
+		if cp == nil {
+			cp = map[string]any{}
 		}
 		m[k] = cp
 		m = cp
