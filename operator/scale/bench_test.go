@@ -39,8 +39,11 @@ type measurement struct {
 	writes int64
 	// rss0/heap0 at rest before any custom resource exists; rss/heap at
 	// rest after convergence and an idle resync (rss as found, heap live
-	// after a collection); rssConverged just after convergence.
-	rss0, heap0, rss, heap, rssConverged uint64
+	// after a collection); rssConverged just after convergence. rssFreed0
+	// and rssFreed are the RSS once the Go runtime returned the memory it
+	// holds free (debug.FreeOSMemory): steadier than RSS as found, which
+	// depends on when the runtime last returned memory.
+	rss0, heap0, rss, heap, rssConverged, rssFreed0, rssFreed uint64
 	// idleWrites are the API writes of an idle resync (want 0), resynced
 	// the reconciles it made.
 	idleWrites int64
@@ -109,7 +112,9 @@ func measure(b *testing.B, n int, whole bool) measurement {
 	p := startRuntime(b, cp, env...)
 	var m measurement
 	p.idle(2*time.Second, time.Minute)
-	m.rss0, m.heap0 = p.stats(false).RSS, p.stats(true).HeapLive
+	m.rss0 = p.stats(false).RSS
+	freed := p.stats(true)
+	m.heap0, m.rssFreed0 = freed.HeapLive, freed.RSS
 	w := watchReady(b, cp)
 	before := p.stats(false)
 	ctx := context.Background()
@@ -135,7 +140,8 @@ func measure(b *testing.B, n int, whole bool) measurement {
 	// At rest: a minute or more after convergence, when the Go runtime has
 	// returned most of what convergence's garbage took.
 	m.rss = rest.RSS
-	m.heap = p.stats(true).HeapLive
+	freed = p.stats(true)
+	m.heap, m.rssFreed = freed.HeapLive, freed.RSS
 	if dir := os.Getenv(envProfile); dir != "" {
 		name := fmt.Sprintf("heap-%d-trimmed.pprof", n)
 		if whole {
@@ -215,6 +221,8 @@ func report(b *testing.B, n int, base time.Duration, off, on measurement) {
 	b.ReportMetric(mb(off.heap), "MB-heap-whole")
 	b.ReportMetric(on.rssPerCR(n), "KB-rss/CR")
 	b.ReportMetric(off.rssPerCR(n), "KB-rss/CR-whole")
+	b.ReportMetric(on.freedPerCR(n), "KB-rss-freed/CR")
+	b.ReportMetric(off.freedPerCR(n), "KB-rss-freed/CR-whole")
 	b.ReportMetric(on.heapPerCR(n), "KB-heap/CR")
 	b.ReportMetric(off.heapPerCR(n), "KB-heap/CR-whole")
 	b.ReportMetric(on.rssPerCR(n)/off.rssPerCR(n), "x-whole-rss/CR")
@@ -225,8 +233,8 @@ func report(b *testing.B, n int, base time.Duration, off, on measurement) {
 		m    measurement
 	}{{"trimmed caches", on}, {"whole objects", off}} {
 		m := r.m
-		b.Logf("N=%d, %s: converged in %.1fs (plain client %.1fs), %.2f writes/CR, RSS then %.0f MB; at rest RSS %.0f MB (%.0f before any CR: %.1f KB/CR), live heap %.1f MB (%.1f: %.1f KB/CR); idle resync: %.0f reconciles, %d writes",
-			n, r.name, m.converge.Seconds(), base.Seconds(), float64(m.writes)/float64(n), mb(m.rssConverged), mb(m.rss), mb(m.rss0), m.rssPerCR(n), mb(m.heap), mb(m.heap0), m.heapPerCR(n), m.resynced, m.idleWrites)
+		b.Logf("N=%d, %s: converged in %.1fs (plain client %.1fs), %.2f writes/CR, RSS then %.0f MB; at rest RSS %.0f MB (%.0f before any CR: %.1f KB/CR), with free memory returned %.0f MB (%.0f: %.1f KB/CR), live heap %.1f MB (%.1f: %.1f KB/CR); idle resync: %.0f reconciles, %d writes",
+			n, r.name, m.converge.Seconds(), base.Seconds(), float64(m.writes)/float64(n), mb(m.rssConverged), mb(m.rss), mb(m.rss0), m.rssPerCR(n), mb(m.rssFreed), mb(m.rssFreed0), m.freedPerCR(n), mb(m.heap), mb(m.heap0), m.heapPerCR(n), m.resynced, m.idleWrites)
 		if m.idleWrites != 0 {
 			b.Errorf("%s: an idle resync wrote %d times to the API server; want 0", r.name, m.idleWrites)
 		}
@@ -240,6 +248,10 @@ func mb(v uint64) float64 { return float64(v) / (1 << 20) }
 
 func (m measurement) rssPerCR(n int) float64 {
 	return (float64(m.rss) - float64(m.rss0)) / 1024 / float64(n)
+}
+
+func (m measurement) freedPerCR(n int) float64 {
+	return (float64(m.rssFreed) - float64(m.rssFreed0)) / 1024 / float64(n)
 }
 
 func (m measurement) heapPerCR(n int) float64 {
