@@ -38,11 +38,10 @@ type measurement struct {
 	// writes are the runtime's API writes until convergence.
 	writes int64
 	// rss0/heap0 at rest before any custom resource exists; rss/heap at
-	// rest after convergence and an idle resync (rss as found, heap live
-	// after a collection); rssConverged just after convergence. rssFreed0
-	// and rssFreed are the RSS once the Go runtime returned the memory it
-	// holds free (debug.FreeOSMemory): steadier than RSS as found, which
-	// depends on when the runtime last returned memory.
+	// rest after convergence and an idle resync (rss the lowest sampled at
+	// rest, heap live after a collection); rssConverged just after
+	// convergence. rssFreed0 and rssFreed are the RSS once the Go runtime
+	// returned the memory it holds free (debug.FreeOSMemory): the floor.
 	rss0, heap0, rss, heap, rssConverged, rssFreed0, rssFreed uint64
 	// idleWrites are the API writes of an idle resync (want 0), resynced
 	// the reconciles it made.
@@ -112,7 +111,7 @@ func measure(b *testing.B, n int, whole bool) measurement {
 	p := startRuntime(b, cp, env...)
 	var m measurement
 	p.idle(2*time.Second, time.Minute)
-	m.rss0 = p.stats(false).RSS
+	m.rss0 = p.restingRSS(10 * time.Second)
 	freed := p.stats(true)
 	m.heap0, m.rssFreed0 = freed.HeapLive, freed.RSS
 	w := watchReady(b, cp)
@@ -138,8 +137,9 @@ func measure(b *testing.B, n int, whole bool) measurement {
 	m.idleWrites = rest.Writes - converged.Writes
 	m.resynced = rest.Reconciles - converged.Reconciles
 	// At rest: a minute or more after convergence, when the Go runtime has
-	// returned most of what convergence's garbage took.
-	m.rss = rest.RSS
+	// returned most of what convergence's garbage took — the lowest of 20 s
+	// of samples, as RSS moves with each collection.
+	m.rss = p.restingRSS(20 * time.Second)
 	freed = p.stats(true)
 	m.heap, m.rssFreed = freed.HeapLive, freed.RSS
 	if dir := os.Getenv(envProfile); dir != "" {

@@ -111,6 +111,16 @@ func (p *runtimeProcess) waitFor(what string, limit time.Duration, ok func(runti
 	}
 }
 
+// restingRSS is the lowest RSS sampled over d.
+func (p *runtimeProcess) restingRSS(d time.Duration) uint64 {
+	p.b.Helper()
+	low := p.stats(false).RSS
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		low = min(low, p.stats(false).RSS)
+	}
+	return low
+}
+
 // idle waits until nothing is queued or running and no reconcile happened
 // for quiet.
 func (p *runtimeProcess) idle(quiet, limit time.Duration) runtimeStats {
