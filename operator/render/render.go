@@ -389,8 +389,9 @@ func (r *renderer) evaluate(rs *engine.Resource, scope *engine.Scope) (*Child, e
 		if c.Namespace == "" {
 			c.Namespace = r.cr.GetNamespace()
 		}
-		if c.Namespace == "" {
-			return nil, r.errorf(field+".namespace", fmt.Errorf("%s is cluster-scoped, so %s %s needs namespace:", r.crName(), c.GVK.Kind, c.Name))
+		// toNamespaces, when declared, names the namespaces instead.
+		if c.Namespace == "" && rs.Fields.Get("toNamespaces") == nil {
+			return nil, r.errorf(field+".namespace", fmt.Errorf("%s is cluster-scoped, so %s %s needs namespace: or toNamespaces:", r.crName(), c.GVK.Kind, c.Name))
 		}
 	}
 	return c, f.err

@@ -603,6 +603,15 @@ func TestNamespaceAndOwnerReference(t *testing.T) {
 	if _, err := Render(e, cluster); err == nil || !strings.Contains(err.Error(), "needs namespace:") {
 		t.Errorf("cluster-scoped err = %v", err)
 	}
+	// ... or toNamespaces does (upstream's namespace provisioner).
+	fanned := entry(decl{kind: "configMaps", fields: map[string]any{"name": "spread", "toNamespaces": []any{"a", "b"}}})
+	res, err := Render(fanned, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := res.Hooks[katalog.OnReconcile]; len(cs) != 2 || cs[0].Namespace != "a" || cs[1].Namespace != "b" {
+		t.Errorf("toNamespaces of a cluster-scoped CR: %v", cs)
+	}
 }
 
 func TestStatusFieldsAreTyped(t *testing.T) {
