@@ -49,7 +49,7 @@ var builtIns = sync.OnceValue(func() *builtIn {
 		scheme:     scheme,
 		mapper:     testrestmapper.TestOnlyStaticRESTMapper(scheme),
 		plurals:    map[string]bool{},
-		converters: []managedfields.TypeConverter{clientgoapplyconfigurations.NewTypeConverter(scheme), managedfields.NewDeducedTypeConverter()},
+		converters: []managedfields.TypeConverter{statusless{clientgoapplyconfigurations.NewTypeConverter(scheme)}, managedfields.NewDeducedTypeConverter()},
 	}
 	for gvk := range scheme.AllKnownTypes() {
 		if m, err := b.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
