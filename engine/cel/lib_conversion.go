@@ -59,54 +59,54 @@ func (conversionLib) LibraryName() string { return "orkestra.conversion" }
 // request bodies.
 const maxJSONDepth = 64
 
-func (conversionLib) CompileOptions() []cel.EnvOption { return conversionDefs().compileOptions() }
+func (conversionLib) CompileOptions() []cel.EnvOption { return conversionDefs().CompileOptions() }
 
-func (conversionLib) ProgramOptions() []cel.ProgramOption { return conversionDefs().programOptions() }
+func (conversionLib) ProgramOptions() []cel.ProgramOption { return conversionDefs().ProgramOptions() }
 
-func conversionDefs() libDefs {
-	ds := libDefs{
-		{fn: "fail", id: "fail_string", args: []*cel.Type{cel.StringType}, result: cel.TypeParamType("T"),
-			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+func conversionDefs() Overloads {
+	ds := Overloads{
+		{Function: "fail", ID: "fail_string", Args: []*cel.Type{cel.StringType}, Result: cel.TypeParamType("T"),
+			Binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
 				s, ok := arg.(types.String)
 				if !ok {
 					return types.MaybeNoSuchOverloadErr(arg)
 				}
 				return types.NewErr("%s", string(s))
 			}),
-			estimate: fixedCall(1), track: unitCost},
-		{fn: "json.encode", id: "json_encode_dyn", args: []*cel.Type{cel.DynType}, result: cel.StringType,
-			binding: cel.UnaryBinding(jsonEncode),
-			estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+			Estimate: fixedCall(1), Track: unitCost},
+		{Function: "json.encode", ID: "json_encode_dyn", Args: []*cel.Type{cel.DynType}, Result: cel.StringType,
+			Binding: cel.UnaryBinding(jsonEncode),
+			Estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
 				// One traversal of the value; the text is a few times its size.
 				in := sizeOf(est, args[0])
 				size := checker.SizeEstimate{Min: 1, Max: satMul(in.Max, 8)}
 				cost := size.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(1))
 				return &checker.CallEstimate{CostEstimate: cost, ResultSize: &size}
 			},
-			track: stringCost(resultOnly)},
-		{fn: "json.decode", id: "json_decode_string", args: []*cel.Type{cel.StringType}, result: cel.DynType,
-			binding: cel.UnaryBinding(jsonDecode),
-			estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+			Track: stringCost(resultOnly)},
+		{Function: "json.decode", ID: "json_decode_string", Args: []*cel.Type{cel.StringType}, Result: cel.DynType,
+			Binding: cel.UnaryBinding(jsonDecode),
+			Estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
 				in := sizeOf(est, args[0])
 				cost := in.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(common.MapCreateBaseCost))
 				return &checker.CallEstimate{CostEstimate: cost, ResultSize: &in}
 			},
-			track: stringCost(firstArg)},
-		{fn: "milliValue", id: "quantity_milli_value", member: true, args: []*cel.Type{apiservercel.QuantityType}, result: cel.IntType,
-			binding: cel.UnaryBinding(quantityMilliValue), estimate: fixedCall(1), track: unitCost},
-		{fn: "string", id: "quantity_to_string", args: []*cel.Type{apiservercel.QuantityType}, result: cel.StringType,
-			binding: cel.UnaryBinding(quantityString),
-			estimate: func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+			Track: stringCost(firstArg)},
+		{Function: "milliValue", ID: "quantity_milli_value", Member: true, Args: []*cel.Type{apiservercel.QuantityType}, Result: cel.IntType,
+			Binding: cel.UnaryBinding(quantityMilliValue), Estimate: fixedCall(1), Track: unitCost},
+		{Function: "string", ID: "quantity_to_string", Args: []*cel.Type{apiservercel.QuantityType}, Result: cel.StringType,
+			Binding: cel.UnaryBinding(quantityString),
+			Estimate: func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 				// A canonical quantity is a number and a suffix.
 				size := checker.SizeEstimate{Min: 1, Max: 64}
 				return &checker.CallEstimate{CostEstimate: checker.FixedCostEstimate(1 + 7), ResultSize: &size}
 			},
-			track: unitCost},
+			Track: unitCost},
 	}
 	// math.greatest and math.least of a list (cel-go's ext.Math declares
 	// them) traverse it.
 	for _, id := range []string{"math_@max_list_double", "math_@max_list_int", "math_@max_list_uint", "math_@min_list_double", "math_@min_list_int", "math_@min_list_uint"} {
-		ds = append(ds, overloadDef{id: id, estimate: listTraversal, track: listCost})
+		ds = append(ds, Overload{ID: id, Estimate: listTraversal, Track: listCost})
 	}
 	return ds
 }

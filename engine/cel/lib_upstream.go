@@ -1,8 +1,6 @@
 package cel
 
 import (
-	"math"
-
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common"
@@ -40,83 +38,15 @@ func (upstreamLib) LibraryName() string { return "orkestra.upstream" }
 // ClockFunctions are the functions of the library that read the clock.
 var ClockFunctions = []string{"weekday", "timeInWindow", "nextCron"}
 
-// strFn1 is a string → string function of the library.
-type strFn1 struct {
-	name string
-	fn   func(string) (string, error)
-	grow float64 // result size per input byte, at most
-}
+func (upstreamLib) CompileOptions() []cel.EnvOption { return upstreamDefs().CompileOptions() }
 
-// objFn is a function of a Kubernetes object.
-type objFn struct {
-	name string
-	out  *cel.Type
-	fn   func(any) ref.Val
-}
+func (upstreamLib) ProgramOptions() []cel.ProgramOption { return upstreamDefs().ProgramOptions() }
 
-func upstreamStringFns() []strFn1 {
+func upstreamDefs() Overloads {
+	track := stringCost(argsAndResult)
 	plain := func(f func(string) string) func(string) (string, error) {
 		return func(s string) (string, error) { return f(s), nil }
 	}
-	return []strFn1{
-		{"camelToKebab", plain(notes.CamelToKebab), 2},
-		{"domainHost", plain(func(s string) string { return notes.DomainHost(s) }), 1},
-		{"cronMinute", notes.CronMinute, 1},
-		{"cronHour", notes.CronHour, 1},
-		{"cronDom", notes.CronDom, 1},
-		{"cronMonth", notes.CronMonth, 1},
-		{"cronDow", notes.CronDow, 1},
-		{"cronDescribe", plain(notes.CronDescribe), 1},
-		{"cronNormalize", plain(notes.CronNormalize), 2},
-	}
-}
-
-func upstreamObjectFns() []objFn {
-	str := func(f func(any) string) func(any) ref.Val { return func(o any) ref.Val { return types.String(f(o)) } }
-	integer := func(f func(any) int) func(any) ref.Val { return func(o any) ref.Val { return types.Int(f(o)) } }
-	boolean := func(f func(any) bool) func(any) ref.Val { return func(o any) ref.Val { return types.Bool(f(o)) } }
-	return []objFn{
-		{"allReplicasReady", cel.BoolType, boolean(notes.AllReplicasReady)},
-		{"readyReplicas", cel.IntType, integer(notes.ReadyReplicas)},
-		{"resourceExists", cel.BoolType, boolean(notes.ResourceExists)},
-		{"phase", cel.StringType, str(notes.Phase)},
-		{"resourceCPU", cel.StringType, str(notes.ResourceCPU)},
-		{"resourceMemory", cel.StringType, str(notes.ResourceMemory)},
-		{"cronJobLastScheduleTime", cel.StringType, str(notes.CronJobLastScheduleTime)},
-		{"cronJobNextScheduleTime", cel.StringType, str(notes.CronJobNextScheduleTime)},
-		{"podCount", cel.IntType, integer(notes.PodCount)},
-		{"readyPodCount", cel.IntType, integer(notes.ReadyPodCount)},
-		{"podMaxRestarts", cel.IntType, func(o any) ref.Val { return types.Int(notes.PodMaxRestarts(o)) }},
-		{"podNames", cel.StringType, str(notes.PodNames)},
-		{"podContainerReasons", cel.StringType, str(notes.PodContainerReasons)},
-		{"hasCrashingPod", cel.BoolType, boolean(notes.HasCrashingPod)},
-		{"cronFromAny", cel.StringType, str(notes.CronFromAny)},
-	}
-}
-
-// rawOf is the unstructured data behind a CEL value: an object read from
-// self or a child as it is, anything else converted.
-func rawOf(v ref.Val) any {
-	switch x := v.(type) {
-	case *mapVal:
-		return x.m
-	case *listVal:
-		return x.l
-	}
-	n, err := ToNative(v)
-	if err != nil {
-		return nil
-	}
-	return n
-}
-
-func (upstreamLib) CompileOptions() []cel.EnvOption { return upstreamDefs().compileOptions() }
-
-func (upstreamLib) ProgramOptions() []cel.ProgramOption { return upstreamDefs().programOptions() }
-
-func upstreamDefs() libDefs {
-	// One unit, plus a tenth per byte of the strings read and built.
-	track := stringCost(argsAndResult)
 	str := func(arg ref.Val, f func(string) ref.Val) ref.Val {
 		s, ok := arg.(types.String)
 		if !ok {
@@ -124,59 +54,38 @@ func upstreamDefs() libDefs {
 		}
 		return f(string(s))
 	}
-	var ds libDefs
-	for _, f := range upstreamStringFns() {
-		f := f
-		ds = append(ds, overloadDef{fn: f.name, id: f.name + "_string", args: []*cel.Type{cel.StringType}, result: cel.StringType,
-			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
-				return str(arg, func(s string) ref.Val {
-					out, err := f.fn(s)
-					if err != nil {
-						return types.NewErr("%v", err)
-					}
-					return types.String(out)
-				})
-			}),
-			estimate: traversal(f.grow), track: track})
-	}
-	for _, f := range upstreamObjectFns() {
-		f := f
-		ds = append(ds, overloadDef{fn: f.name, id: f.name + "_dyn", args: []*cel.Type{cel.DynType}, result: f.out,
-			binding:  cel.UnaryBinding(func(arg ref.Val) ref.Val { return f.fn(rawOf(arg)) }),
-			estimate: objectEstimate, track: track})
-	}
-	five := []*cel.Type{cel.StringType, cel.StringType, cel.StringType, cel.StringType, cel.StringType}
-	return append(ds,
-		overloadDef{fn: "cronExpr", id: "cronExpr_string_string_string_string_string", args: five, result: cel.StringType,
-			binding: cel.FunctionBinding(func(args ...ref.Val) ref.Val {
-				var f [5]string
-				for i, a := range args {
-					s, ok := a.(types.String)
-					if !ok {
-						return types.MaybeNoSuchOverloadErr(a)
-					}
-					f[i] = string(s)
-				}
-				return types.String(notes.CronExpr(f[0], f[1], f[2], f[3], f[4]))
-			}),
-			estimate: func(est checker.CostEstimator, n *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
-				// the fields, four spaces, and "*" for each blank one
-				c := traversal(1)(est, n, args)
-				size := checker.SizeEstimate{Min: c.ResultSize.Min, Max: c.ResultSize.Max + 9}
-				c.ResultSize = &size
-				return c
-			},
-			track: track},
-		overloadDef{fn: "cronValid", id: "cronValid_string", args: []*cel.Type{cel.StringType}, result: cel.BoolType,
-			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
-				return str(arg, func(s string) ref.Val { return types.Bool(notes.CronValid(s)) })
-			}),
-			estimate: traversal(0), track: track},
-		overloadDef{fn: "weekday", id: "weekday", result: cel.BoolType,
-			binding:  cel.FunctionBinding(func(...ref.Val) ref.Val { return types.Bool(notes.Weekday(engine.Now())) }),
-			estimate: fixedCall(1), track: track},
-		overloadDef{fn: "timeInWindow", id: "timeInWindow_string_string", args: []*cel.Type{cel.StringType, cel.StringType}, result: cel.BoolType,
-			binding: cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+	return Overloads{
+		StringFunction("camelToKebab", 2, plain(notes.CamelToKebab)),
+		StringFunction("domainHost", 1, plain(func(s string) string { return notes.DomainHost(s) })),
+		StringFunction("cronMinute", 1, notes.CronMinute),
+		StringFunction("cronHour", 1, notes.CronHour),
+		StringFunction("cronDom", 1, notes.CronDom),
+		StringFunction("cronMonth", 1, notes.CronMonth),
+		StringFunction("cronDow", 1, notes.CronDow),
+		StringFunction("cronDescribe", 1, plain(notes.CronDescribe)),
+		StringFunction("cronNormalize", 2, plain(notes.CronNormalize)),
+		ObjectFunction("allReplicasReady", cel.BoolType, func(o any) any { return notes.AllReplicasReady(o) }),
+		ObjectFunction("readyReplicas", cel.IntType, func(o any) any { return notes.ReadyReplicas(o) }),
+		ObjectFunction("resourceExists", cel.BoolType, func(o any) any { return notes.ResourceExists(o) }),
+		ObjectFunction("phase", cel.StringType, func(o any) any { return notes.Phase(o) }),
+		ObjectFunction("resourceCPU", cel.StringType, func(o any) any { return notes.ResourceCPU(o) }),
+		ObjectFunction("resourceMemory", cel.StringType, func(o any) any { return notes.ResourceMemory(o) }),
+		ObjectFunction("cronJobLastScheduleTime", cel.StringType, func(o any) any { return notes.CronJobLastScheduleTime(o) }),
+		ObjectFunction("cronJobNextScheduleTime", cel.StringType, func(o any) any { return notes.CronJobNextScheduleTime(o) }),
+		ObjectFunction("podCount", cel.IntType, func(o any) any { return notes.PodCount(o) }),
+		ObjectFunction("readyPodCount", cel.IntType, func(o any) any { return notes.ReadyPodCount(o) }),
+		ObjectFunction("podMaxRestarts", cel.IntType, func(o any) any { return notes.PodMaxRestarts(o) }),
+		ObjectFunction("podNames", cel.StringType, func(o any) any { return notes.PodNames(o) }),
+		ObjectFunction("podContainerReasons", cel.StringType, func(o any) any { return notes.PodContainerReasons(o) }),
+		ObjectFunction("hasCrashingPod", cel.BoolType, func(o any) any { return notes.HasCrashingPod(o) }),
+		ObjectFunction("cronFromAny", cel.StringType, func(o any) any { return notes.CronFromAny(o) }),
+		StringsFunction("cronExpr", 5, 1, 9, func(f []string) (string, error) { return notes.CronExpr(f[0], f[1], f[2], f[3], f[4]), nil }),
+		StringPredicate("cronValid", notes.CronValid),
+		Overload{Function: "weekday", ID: "weekday", Result: cel.BoolType,
+			Binding:  cel.FunctionBinding(func(...ref.Val) ref.Val { return types.Bool(notes.Weekday(engine.Now())) }),
+			Estimate: fixedCall(1), Track: track},
+		Overload{Function: "timeInWindow", ID: "timeInWindow_string_string", Args: []*cel.Type{cel.StringType, cel.StringType}, Result: cel.BoolType,
+			Binding: cel.BinaryBinding(func(a, b ref.Val) ref.Val {
 				after, ok1 := a.(types.String)
 				before, ok2 := b.(types.String)
 				if !ok1 || !ok2 {
@@ -184,43 +93,16 @@ func upstreamDefs() libDefs {
 				}
 				return types.Bool(notes.TimeInWindow(engine.Now(), string(after), string(before)))
 			}),
-			estimate: traversal(0), track: track},
-		overloadDef{fn: "nextCron", id: "nextCron_string", args: []*cel.Type{cel.StringType}, result: cel.StringType,
-			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+			Estimate: traversal(0), Track: track},
+		Overload{Function: "nextCron", ID: "nextCron_string", Args: []*cel.Type{cel.StringType}, Result: cel.StringType,
+			Binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
 				return str(arg, func(s string) ref.Val { return types.String(notes.NextCron(engine.Now(), s)) })
 			}),
-			estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+			Estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
 				// parsing the schedule, then an RFC 3339 time
 				size := checker.FixedSizeEstimate(25)
 				return &checker.CallEstimate{CostEstimate: sizeOf(est, args[0]).MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(10)), ResultSize: &size}
 			},
-			track: track},
-	)
-}
-
-// objectEstimate: a function of an object reads a few of its fields (the
-// pod functions walk its pod summaries, a few per replica); a string it
-// returns is at most a status field's size.
-func objectEstimate(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
-	size := checker.SizeEstimate{Min: 0, Max: uint64(maxRequestSize)}
-	return &checker.CallEstimate{CostEstimate: checker.FixedCostEstimate(10), ResultSize: &size}
-}
-
-// traversal estimates a function that reads its arguments once and builds
-// a result of at most grow bytes per input byte.
-func traversal(grow float64) checker.FunctionEstimator {
-	return func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
-		cost := checker.FixedCostEstimate(1)
-		var in checker.SizeEstimate
-		for _, a := range args {
-			s := sizeOf(est, a)
-			in = in.Add(s)
-			cost = cost.Add(s.MultiplyByCostFactor(common.StringTraversalCostFactor))
-		}
-		out := checker.SizeEstimate{Min: 0, Max: uint64(math.Min(float64(in.Max)*grow, math.MaxUint64/2))}
-		if grow == 0 {
-			out = checker.FixedSizeEstimate(1)
-		}
-		return &checker.CallEstimate{CostEstimate: cost, ResultSize: &out}
+			Track: track},
 	}
 }

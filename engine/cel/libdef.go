@@ -14,44 +14,46 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 )
 
-// overloadDef is one overload of an orkestra library function in one row:
+// Overload is one overload of an orkestra library function in one row:
 // its declaration, its static cost estimate and its runtime cost. The id is
 // written once, and no overload can silently take CEL's default cost (a
-// test checks every row has both).
-type overloadDef struct {
-	// fn is the function's name; "" for an overload another library
+// test checks every row has both). Libraries outside this package (the
+// legacy adapter's counterparts of the original's functions) declare their
+// functions with it too.
+type Overload struct {
+	// Function is the function's name; "" for an overload another library
 	// declares, of which only the costs are set here.
-	fn       string
-	id       string
-	member   bool
-	args     []*cel.Type
-	result   *cel.Type
-	binding  cel.OverloadOpt
-	estimate checker.FunctionEstimator
-	track    interpreter.FunctionTracker
+	Function string
+	ID       string
+	Member   bool
+	Args     []*cel.Type
+	Result   *cel.Type
+	Binding  cel.OverloadOpt
+	Estimate checker.FunctionEstimator
+	Track    interpreter.FunctionTracker
 }
 
-// libDefs are the overloads of one library.
-type libDefs []overloadDef
+// Overloads are the overloads of one library.
+type Overloads []Overload
 
-// compileOptions declares the functions, overloads in row order, and their
+// CompileOptions declares the functions, overloads in row order, and their
 // static costs.
-func (ds libDefs) compileOptions() []cel.EnvOption {
+func (ds Overloads) CompileOptions() []cel.EnvOption {
 	var names []string
 	byName := map[string][]cel.FunctionOpt{}
 	costs := make([]checker.CostOption, 0, len(ds))
 	for _, d := range ds {
-		if d.fn != "" {
-			if _, ok := byName[d.fn]; !ok {
-				names = append(names, d.fn)
+		if d.Function != "" {
+			if _, ok := byName[d.Function]; !ok {
+				names = append(names, d.Function)
 			}
 			declare := cel.Overload
-			if d.member {
+			if d.Member {
 				declare = cel.MemberOverload
 			}
-			byName[d.fn] = append(byName[d.fn], declare(d.id, d.args, d.result, d.binding))
+			byName[d.Function] = append(byName[d.Function], declare(d.ID, d.Args, d.Result, d.Binding))
 		}
-		costs = append(costs, checker.OverloadCostEstimate(d.id, d.estimate))
+		costs = append(costs, checker.OverloadCostEstimate(d.ID, d.Estimate))
 	}
 	opts := make([]cel.EnvOption, 0, len(names)+1)
 	for _, n := range names {
@@ -60,11 +62,11 @@ func (ds libDefs) compileOptions() []cel.EnvOption {
 	return append(opts, cel.CostEstimatorOptions(costs...))
 }
 
-// programOptions sets the runtime costs.
-func (ds libDefs) programOptions() []cel.ProgramOption {
+// ProgramOptions sets the runtime costs.
+func (ds Overloads) ProgramOptions() []cel.ProgramOption {
 	trackers := make([]interpreter.CostTrackerOption, 0, len(ds))
 	for _, d := range ds {
-		trackers = append(trackers, interpreter.OverloadCostTracker(d.id, d.track))
+		trackers = append(trackers, interpreter.OverloadCostTracker(d.ID, d.Track))
 	}
 	return []cel.ProgramOption{cel.CostTrackerOptions(trackers...)}
 }

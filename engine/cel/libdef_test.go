@@ -13,21 +13,21 @@ import (
 // default cost (issue 19: the overload id was typed three times).
 func TestLibraryRowsAreComplete(t *testing.T) {
 	seen := map[string]string{}
-	for lib, defs := range map[string]libDefs{"orkestra": orkestraDefs(), "orkestra.upstream": upstreamDefs(), "orkestra.conversion": conversionDefs()} {
+	for lib, defs := range map[string]Overloads{"orkestra": orkestraDefs(), "orkestra.upstream": upstreamDefs(), "orkestra.conversion": conversionDefs()} {
 		if len(defs) == 0 {
 			t.Fatalf("%s: no overloads", lib)
 		}
 		for _, d := range defs {
-			if d.id == "" || d.estimate == nil || d.track == nil {
-				t.Errorf("%s: overload %q of %q lacks an id, a static estimate or a runtime cost", lib, d.id, d.fn)
+			if d.ID == "" || d.Estimate == nil || d.Track == nil {
+				t.Errorf("%s: overload %q of %q lacks an id, a static estimate or a runtime cost", lib, d.ID, d.Function)
 			}
-			if d.fn != "" && d.binding == nil {
-				t.Errorf("%s: %s declares no binding", lib, d.id)
+			if d.Function != "" && d.Binding == nil {
+				t.Errorf("%s: %s declares no binding", lib, d.ID)
 			}
-			if prev, dup := seen[d.id]; dup {
-				t.Errorf("overload id %q in %s and %s", d.id, prev, lib)
+			if prev, dup := seen[d.ID]; dup {
+				t.Errorf("overload id %q in %s and %s", d.ID, prev, lib)
 			}
-			seen[d.id] = lib
+			seen[d.ID] = lib
 		}
 	}
 }

@@ -54,14 +54,14 @@ type orkestraLib struct{}
 
 func (orkestraLib) LibraryName() string { return "orkestra" }
 
-func (orkestraLib) CompileOptions() []cel.EnvOption { return orkestraDefs().compileOptions() }
+func (orkestraLib) CompileOptions() []cel.EnvOption { return orkestraDefs().CompileOptions() }
 
-func (orkestraLib) ProgramOptions() []cel.ProgramOption { return orkestraDefs().programOptions() }
+func (orkestraLib) ProgramOptions() []cel.ProgramOption { return orkestraDefs().ProgramOptions() }
 
-func orkestraDefs() libDefs {
-	random := func(name string, factor float64, gen func(n int) (string, error)) overloadDef {
-		return overloadDef{fn: name, id: name + "_int", args: []*cel.Type{cel.IntType}, result: cel.StringType,
-			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+func orkestraDefs() Overloads {
+	random := func(name string, factor float64, gen func(n int) (string, error)) Overload {
+		return Overload{Function: name, ID: name + "_int", Args: []*cel.Type{cel.IntType}, Result: cel.StringType,
+			Binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
 				n, ok := arg.(types.Int)
 				if !ok {
 					return types.MaybeNoSuchOverloadErr(arg)
@@ -75,27 +75,27 @@ func orkestraDefs() libDefs {
 				}
 				return types.String(s)
 			}),
-			estimate: randomCostEstimate(factor), track: stringCost(resultOnly)}
+			Estimate: randomCostEstimate(factor), Track: stringCost(resultOnly)}
 	}
-	return libDefs{
+	return Overloads{
 		random("randomHex", 2, randomHex),
 		random("randomAlphanumeric", 1, randomAlphanumeric),
 		random("randomBase64", 4.0/3, randomBase64),
-		{fn: "uuid", id: "uuid", result: cel.StringType,
-			binding: cel.FunctionBinding(func(...ref.Val) ref.Val {
+		{Function: "uuid", ID: "uuid", Result: cel.StringType,
+			Binding: cel.FunctionBinding(func(...ref.Val) ref.Val {
 				s, err := uuidV4()
 				if err != nil {
 					return types.NewErr("uuid: %v", err)
 				}
 				return types.String(s)
 			}),
-			estimate: func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+			Estimate: func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 				size := checker.FixedSizeEstimate(36)
 				return &checker.CallEstimate{CostEstimate: checker.FixedCostEstimate(1 + 4), ResultSize: &size}
 			},
-			track: stringCost(resultOnly)},
-		{fn: "cronToMap", id: "cronToMap_string", args: []*cel.Type{cel.StringType}, result: cel.MapType(cel.StringType, cel.StringType),
-			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+			Track: stringCost(resultOnly)},
+		{Function: "cronToMap", ID: "cronToMap_string", Args: []*cel.Type{cel.StringType}, Result: cel.MapType(cel.StringType, cel.StringType),
+			Binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
 				s, ok := arg.(types.String)
 				if !ok {
 					return types.MaybeNoSuchOverloadErr(arg)
@@ -106,19 +106,19 @@ func orkestraDefs() libDefs {
 				}
 				return types.DefaultTypeAdapter.NativeToValue(m)
 			}),
-			estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+			Estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
 				in := sizeOf(est, args[0])
 				// One traversal of the input, plus building a map of five entries.
 				cost := in.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(common.MapCreateBaseCost + 5))
 				size := checker.FixedSizeEstimate(5)
 				return &checker.CallEstimate{CostEstimate: cost, ResultSize: &size}
 			},
-			track: func(args []ref.Val, result ref.Val) *uint64 {
+			Track: func(args []ref.Val, result ref.Val) *uint64 {
 				c := uint64(common.MapCreateBaseCost+5) + *stringCost(firstArg)(args, result) - 1
 				return &c
 			}},
-		{fn: "cronFromMap", id: "cronFromMap_map", args: []*cel.Type{cel.MapType(cel.StringType, cel.DynType)}, result: cel.StringType,
-			binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+		{Function: "cronFromMap", ID: "cronFromMap_map", Args: []*cel.Type{cel.MapType(cel.StringType, cel.DynType)}, Result: cel.StringType,
+			Binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
 				m, ok := arg.(traits.Mapper)
 				if !ok {
 					return types.MaybeNoSuchOverloadErr(arg)
@@ -129,14 +129,14 @@ func orkestraDefs() libDefs {
 				}
 				return types.String(s)
 			}),
-			estimate: func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+			Estimate: func(checker.CostEstimator, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 				// At most five fields of at most maxCronField characters.
 				maxLen := uint64(5*maxCronField + 4)
 				size := checker.SizeEstimate{Min: 9, Max: maxLen}
 				cost := size.MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(5))
 				return &checker.CallEstimate{CostEstimate: cost, ResultSize: &size}
 			},
-			track: stringCost(resultOnly)},
+			Track: stringCost(resultOnly)},
 	}
 }
 
