@@ -3,9 +3,14 @@ package cel
 import (
 	"time"
 
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/common"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 
+	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/notes"
 )
 
@@ -124,4 +129,53 @@ func (c *condition) NextChange(now time.Time) time.Time {
 		return time.Time{}
 	}
 	return nextChange(now, c.p.timers)
+}
+
+// clockLib is the part of the orkestra library that reads the clock
+// (engine.Now, UTC), the counterparts of the original engine's clock
+// functions, declared here because this package derives the timers of an
+// expression from their calls (clockTimers):
+//
+//	weekday() bool                    Monday to Friday
+//	timeInWindow(string, string) bool after <= now < before ("HH:MM")
+//	nextCron(string) string           the schedule's next fire (RFC 3339)
+type clockLib struct{}
+
+func (clockLib) LibraryName() string { return "orkestra.clock" }
+
+func (clockLib) CompileOptions() []cel.EnvOption { return clockDefs().CompileOptions() }
+
+func (clockLib) ProgramOptions() []cel.ProgramOption { return clockDefs().ProgramOptions() }
+
+func clockDefs() Overloads {
+	track := stringCost(argsAndResult)
+	return Overloads{
+		Overload{Function: "weekday", ID: "weekday", Result: cel.BoolType,
+			Binding:  cel.FunctionBinding(func(...ref.Val) ref.Val { return types.Bool(notes.Weekday(engine.Now())) }),
+			Estimate: fixedCall(1), Track: track},
+		Overload{Function: "timeInWindow", ID: "timeInWindow_string_string", Args: []*cel.Type{cel.StringType, cel.StringType}, Result: cel.BoolType,
+			Binding: cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+				after, ok1 := a.(types.String)
+				before, ok2 := b.(types.String)
+				if !ok1 || !ok2 {
+					return types.NoSuchOverloadErr()
+				}
+				return types.Bool(notes.TimeInWindow(engine.Now(), string(after), string(before)))
+			}),
+			Estimate: traversal(0), Track: track},
+		Overload{Function: "nextCron", ID: "nextCron_string", Args: []*cel.Type{cel.StringType}, Result: cel.StringType,
+			Binding: cel.UnaryBinding(func(arg ref.Val) ref.Val {
+				s, ok := arg.(types.String)
+				if !ok {
+					return types.MaybeNoSuchOverloadErr(arg)
+				}
+				return types.String(notes.NextCron(engine.Now(), string(s)))
+			}),
+			Estimate: func(est checker.CostEstimator, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+				// parsing the schedule, then an RFC 3339 time
+				size := checker.FixedSizeEstimate(25)
+				return &checker.CallEstimate{CostEstimate: sizeOf(est, args[0]).MultiplyByCostFactor(common.StringTraversalCostFactor).Add(checker.FixedCostEstimate(10)), ResultSize: &size}
+			},
+			Track: track},
+	}
 }

@@ -145,7 +145,7 @@ func envSetAt(v *version.Version) (*environment.EnvSet, error) {
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
 			cel.Lib(orkestraLib{}),
-			cel.Lib(upstreamLib{}),
+			cel.Lib(clockLib{}),
 			cel.EnableIdentifierEscapeSyntax(),
 		},
 	}, environment.VersionedOptions{

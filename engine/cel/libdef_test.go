@@ -13,7 +13,7 @@ import (
 // default cost (issue 19: the overload id was typed three times).
 func TestLibraryRowsAreComplete(t *testing.T) {
 	seen := map[string]string{}
-	for lib, defs := range map[string]Overloads{"orkestra": orkestraDefs(), "orkestra.upstream": upstreamDefs(), "orkestra.conversion": conversionDefs()} {
+	for lib, defs := range map[string]Overloads{"orkestra": orkestraDefs(), "orkestra.clock": clockDefs(), "orkestra.conversion": conversionDefs()} {
 		if len(defs) == 0 {
 			t.Fatalf("%s: no overloads", lib)
 		}

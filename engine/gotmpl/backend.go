@@ -149,19 +149,16 @@ func (b *Backend) compileIn(src string, ctx *engine.Context, p purpose, noteStac
 	if p == forValue {
 		t.coerce = coercionFor(ctx)
 	}
-	for _, id := range c.cronToMap {
+	for _, id := range c.mapCalls {
 		act := soleAction(tree.Root)
 		whole := p == forValue && act != nil && len(act.Pipe.Decl) == 0 && lastFunc(act.Pipe) == id
 		switch {
 		case !whole:
-			report(int(id.Pos), "cronToMap makes a map, so it must be the whole value: \"{{ cronToMap .spec.schedule }}\"")
+			report(int(id.Pos), fmt.Sprintf("%[1]s makes a map, so it must be the whole value: \"{{ %[1]s .spec.schedule }}\"", id.Ident))
 		case t.coerce.mode == modeAuto:
-			// Upstream decoded cronToMap's map only in conversion paths
-			// (pkg/webhook resolveValue); a status field got its internal
-			// text, castStatusValue's auto finding no number or bool in it.
-			warn(int(id.Pos), "cronToMap writes the map {minute, hour, dayOfMonth, month, dayOfWeek} into this type: auto status field; the original engine decoded that map only in conversion paths and wrote its internal text here (NUL bytes, then the map as JSON); write cronFromAny for the schedule as a string in both")
+			warn(int(id.Pos), funcs[id.Ident].mapAuto)
 		case t.coerce.mode != modeGuess && t.coerce.mode != modeObject:
-			report(int(id.Pos), fmt.Sprintf("cronToMap makes a map, but %s expects %s; use cronFromAny for a cron string", ctx.Field, describeMode(t.coerce.mode)))
+			report(int(id.Pos), fmt.Sprintf("%s makes a map, but %s expects %s; %s", id.Ident, ctx.Field, describeMode(t.coerce.mode), funcs[id.Ident].mapHint))
 		}
 	}
 	if diags.HasErrors() {

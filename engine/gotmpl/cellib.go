@@ -81,6 +81,11 @@ const maxSchedules = 1024
 //	                                 parameter; fails on any other type
 //	legacy.truth(dyn) bool           text/template's truth
 //
+// It also declares the CEL counterparts of the original engine's functions
+// that the library's rows own (camelToKebab, cronMinute, podCount, …: each
+// row's celDecl, with its costs), so that a CEL expression can call them and
+// a translation can use them.
+//
 // The lead passes it to the CEL backend's environment.
 func CELLibrary() cel.EnvOption { return cel.Lib(legacyLib{}) }
 
@@ -95,6 +100,7 @@ func (legacyLib) CompileOptions() []cel.EnvOption {
 			cel.Overload("legacy_str_dyn_string", []*cel.Type{cel.DynType, cel.StringType}, cel.StringType,
 				cel.BinaryBinding(celStr))),
 	}
+	opts = append(opts, celCounterparts().CompileOptions()...)
 	opts = append(opts,
 		cel.Function("legacy.print",
 			cel.Overload("legacy_print_dyn", []*cel.Type{cel.DynType}, cel.StringType,
@@ -198,7 +204,9 @@ func (legacyLib) CompileOptions() []cel.EnvOption {
 	return opts
 }
 
-func (legacyLib) ProgramOptions() []cel.ProgramOption { return nil }
+// ProgramOptions sets the runtime costs of the counterparts the library's
+// rows declare.
+func (legacyLib) ProgramOptions() []cel.ProgramOption { return celCounterparts().ProgramOptions() }
 
 func celStr(obj, path ref.Val) ref.Val {
 	p, ok := path.(types.String)

@@ -24,8 +24,9 @@ type checker struct {
 	random  bool // random functions allowed
 	root    shape
 	scopes  []map[string]shape
-	// cronToMap calls, checked for placement by the caller.
-	cronToMap []*parse.IdentifierNode
+	// mapCalls are the calls of functions that render a map (cronToMap),
+	// checked for placement by the caller.
+	mapCalls []*parse.IdentifierNode
 	// plain is the field path of a template that is exactly one field
 	// reference ({{ .spec.x }}), else nil.
 	plain []string
@@ -58,7 +59,7 @@ type checker struct {
 }
 
 // noteSignature is how a note is called: no arguments, a string.
-var noteSignature = &funcInfo{fn: (func() (string, error))(nil)}
+var noteSignature = &function{fn: (func() (string, error))(nil)}
 
 // usedFuncs lists the library functions the template calls, sorted.
 func (c *checker) usedFuncs() []string {
@@ -256,7 +257,7 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 	}
 	name := id.Ident
 	if piped != nil && info.pipeFirst {
-		c.report(int(id.Pos), pipeMessage(name))
+		c.report(int(id.Pos), pipeMessage(name, info))
 	}
 	n := len(args)
 	if piped != nil {
@@ -275,15 +276,21 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 			c.argType(name, paramType(ft, n-1), piped.node, *piped)
 		}
 	}
-	if name == "cronToMap" {
-		c.cronToMap = append(c.cronToMap, id)
+	if info.mapHint != "" {
+		c.mapCalls = append(c.mapCalls, id)
 	}
-	c.upstreamDifferences(id, cmd, infos, piped)
+	if info.check != nil {
+		all := infos
+		if piped != nil {
+			all = append(append([]argInfo(nil), infos...), *piped)
+		}
+		info.check(c, id, all)
+	}
 	return argInfo{node: cmd, intResult: info.fn != nil && isIntKind(reflect.TypeOf(info.fn).Out(0).Kind())}
 }
 
 // clock records the timer of a clock-reading call.
-func (c *checker) clock(info *funcInfo, args []parse.Node) {
+func (c *checker) clock(info *function, args []parse.Node) {
 	if info == nil || info.clock == nil {
 		return
 	}
@@ -293,7 +300,7 @@ func (c *checker) clock(info *funcInfo, args []parse.Node) {
 }
 
 // function resolves a function name, reporting unknown and forbidden ones.
-func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
+func (c *checker) function(id *parse.IdentifierNode) *function {
 	name := id.Ident
 	if n := c.b.note(name); n != nil {
 		if t := c.note(name, n, int(id.Pos)); t != nil {
@@ -310,6 +317,9 @@ func (c *checker) function(id *parse.IdentifierNode) *funcInfo {
 	switch {
 	case name == "call":
 		c.report(int(id.Pos), "call is not supported: templates call only the listed functions")
+		return nil
+	case refusedFuncs[name] != nil:
+		c.report(int(id.Pos), fmt.Sprintf("%s is a function of the original engine that this runtime does not implement: %s", name, refusedFuncs[name].refused))
 		return nil
 	case !ok:
 		msg := fmt.Sprintf("unknown function %q", name)
@@ -503,7 +513,7 @@ func paramType(ft reflect.Type, i int) reflect.Type {
 	return nil
 }
 
-func arity(info *funcInfo) (lo, hi int) {
+func arity(info *function) (lo, hi int) {
 	if info.fn == nil {
 		return info.min, info.max
 	}
@@ -538,14 +548,11 @@ func pipeNote(piped *argInfo) string {
 	return ""
 }
 
-func pipeMessage(name string) string {
-	switch name {
-	case "ternary":
-		return "ternary takes the condition first (ternary COND A B); in the pipe form the piped value would become the false value; write {{ ternary COND A B }}"
-	case "getOr", "getStringOr", "getIntOr", "getBoolOr", "coalesce":
-		return fmt.Sprintf("%s takes the value first; in the pipe form the piped value would come last and lose; write {{ X | default FALLBACK }} or {{ %s X FALLBACK }}", name, name)
+func pipeMessage(name string, info *function) string {
+	if info.pipeHint != "" {
+		return fmt.Sprintf(info.pipeHint, name)
 	}
-	return fmt.Sprintf("%s takes the value it works on first; in the pipe form the piped value is passed last, which changes the meaning; write the call form, e.g. {{ %s .spec.x … }}", name, name)
+	return fmt.Sprintf("%[1]s takes the value it works on first; in the pipe form the piped value is passed last, which changes the meaning; write the call form, e.g. {{ %[1]s .spec.x … }}", name)
 }
 
 // ── offsets of field segments ───────────────────────────────────────────────

@@ -75,22 +75,17 @@ func (c *checker) estimate(n parse.Node) (cost float64, ok bool) {
 	return cost, ok
 }
 
-// builtSize is the size of the string a call with literal arguments builds
-// where that size can be large: repeat.
+// builtSize is the size of the string a call builds where its row says it
+// can be large (repeat with literal arguments).
 func builtSize(cmd *parse.CommandNode) float64 {
-	if len(cmd.Args) != 3 {
+	if len(cmd.Args) == 0 {
 		return 0
 	}
 	id, ok := cmd.Args[0].(*parse.IdentifierNode)
-	if !ok || id.Ident != "repeat" {
+	if !ok || funcs[id.Ident] == nil || funcs[id.Ident].built == nil {
 		return 0
 	}
-	s, ok1 := cmd.Args[1].(*parse.StringNode)
-	n, ok2 := cmd.Args[2].(*parse.NumberNode)
-	if !ok1 || !ok2 || !n.IsInt || n.Int64 < 0 {
-		return 0
-	}
-	return float64(len(s.Text)) * float64(n.Int64)
+	return funcs[id.Ident].built(cmd.Args[1:])
 }
 
 // checkCost reports a template whose estimated cost exceeds limit, an

@@ -10,8 +10,9 @@ import (
 )
 
 // TestTranslateUpstreamFunctions: one case per function of the original
-// that the adapter gained (funcs_upstream_test.go has their semantics): the
-// exact CEL, then equivalence on the generated objects.
+// that the adapter gained (rows in lib_*.go, their semantics in
+// funcs_upstream_test.go): the exact CEL, then equivalence on the generated
+// objects.
 func TestTranslateUpstreamFunctions(t *testing.T) {
 	trSetup(t)
 	defer engine.SetClock(func() time.Time { return time.Date(2026, 7, 14, 10, 0, 0, 0, time.UTC) })()
