@@ -56,6 +56,13 @@ func TestUpstreamFunctions(t *testing.T) {
 		{src: `{{ boolTernary .spec.debug "on" "off" }}`, want: "off"},
 		{src: `{{ boolTernary (eq .spec.tier "enterprise") 100 20 }}`, want: "100"},
 		{src: `{{ boolTernary .spec.config.flag "on" "off" }}`, err: "wrong type for value; expected bool; got interface {}"},
+		// docs/03-conditional.md boolDefault: the value when it is a boolean
+		// (false included, unlike default), else the fallback.
+		{src: `{{ boolDefault .spec.enabled false }}`, want: "true"},
+		{src: `{{ boolDefault .spec.debug true }}`, want: "false"},
+		{src: `{{ boolDefault .spec.missing true }}`, want: "true"},
+		{src: `{{ boolDefault .spec.tier true }}`, want: "true"},
+		{src: `{{ boolTernary (boolDefault .spec.missing false) "Suspended" "Active" }}`, want: "Active"},
 		// types.go TypeOf / docs/04-types.md typeMap.
 		{src: `{{ typeMap .spec.config }}`, want: "true"},
 		{src: `{{ typeMap .spec.schedule }}`, want: "false"},

@@ -24,6 +24,8 @@ var conditionalFamily = family{name: "conditional", functions: []*function{
 	{name: "ternary", fn: fnTernary, pipeFirst: true, truthArgs: true, translate: trTernary, check: checkTernary,
 		pipeHint: "%[1]s takes the condition first (%[1]s COND A B); in the pipe form the piped value would become the false value; write {{ %[1]s COND A B }}",
 		doc:      "`ternary COND A B` (condition first; truthy = non-empty string, non-zero number, `true`, non-empty list or map — so the string `\"false\"` is true)"},
+	{name: "boolDefault", fn: fnBoolDefault, pipeFirst: true, pipeHint: valueFirstHint, translate: trBoolDefault,
+		doc: "`boolDefault X B` (X when it is a boolean, `false` included; else B)"},
 	{name: "empty", fn: isEmpty, truthArgs: true, translate: trEmpty, doc: "`empty X`"},
 	{name: "notEmpty", fn: fnNotEmpty, truthArgs: true, translate: trEmpty, doc: "`notEmpty X`"},
 }}
@@ -75,6 +77,15 @@ func fnCoalesce(vals ...any) any {
 		}
 	}
 	return nil
+}
+
+// fnBoolDefault is v when it is a boolean, else def (upstream
+// docs/03-conditional.md: for a boolean field that may be absent).
+func fnBoolDefault(v any, def bool) bool {
+	if b, ok := v.(bool); ok {
+		return b
+	}
+	return def
 }
 
 // fnTernary is the original engine's ternary: condition first (not Sprig's
@@ -184,6 +195,20 @@ func trBoolTernary(t *translator, x *call) val {
 	}
 	a, b := t.unify(x.args[1], x.args[2], x.node(1), x.node(2))
 	return t.choose(c.expr, c.prec, a, b)
+}
+
+// trBoolDefault: a boolean that may be missing, with a literal fallback
+// (CEL evaluates it only when needed; a literal cannot fail).
+func trBoolDefault(t *translator, x *call) val {
+	t.arity(x, 2, 2)
+	v, def := x.args[0], x.args[1]
+	if _, ok := def.lit.(bool); !ok {
+		t.failf(x.node(1), "boolDefault's fallback has an exact CEL form only as true or false")
+	}
+	if v.kind != vBool {
+		t.failf(x.node(0), "boolDefault has an exact CEL form only for a boolean (%s): otherwise what it gives depends on the value's type at run time", kindName(v))
+	}
+	return val{kind: vBool, expr: orValue(v, def.expr), prec: map[bool]int{true: precPrimary, false: v.prec}[v.opt != nil]}
 }
 
 // trEmpty is empty and notEmpty.

@@ -24,6 +24,10 @@ func TestTranslateUpstreamFunctions(t *testing.T) {
 	}{
 		{"boolTernary", `{{ boolTernary .spec.enabled "Suspended" "Active" }}`, toString, `${self.spec.enabled ? 'Suspended' : 'Active'}`, ""},
 		{"boolTernary of eq", `{{ boolTernary (eq .spec.tier "gold") 100 20 }}`, toInt, `${self.spec.?tier.orValue('') == 'gold' ? 100 : 20}`, ""},
+		{"boolDefault", `{{ boolDefault .spec.enabled false }}`, toBool, `${self.spec.?enabled.orValue(false)}`, ""},
+		{"boolDefault into a string", `{{ boolDefault .spec.enabled true }}`, toString, `${string(self.spec.?enabled.orValue(true))}`, ""},
+		{"boolDefault of a string", `{{ boolDefault .spec.name true }}`, toBool, "", "only for a boolean"},
+		{"boolDefault with a field as the fallback", `{{ boolDefault .spec.enabled .spec.enabled }}`, toBool, "", "only as true or false"},
 		{"typeMap of a map", `{{ typeMap .spec.labels }}`, toBool, `${self.spec.?labels.hasValue()}`, ""},
 		{"typeMap of a string", `{{ typeMap .spec.name }}`, toBool, `${type(self.spec.name) == map}`, ""},
 		{"typeMap of metadata", `{{ typeMap .metadata }}`, toBool, `${true}`, ""},
