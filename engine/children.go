@@ -1,43 +1,10 @@
 package engine
 
-import "sort"
+import (
+	"sort"
 
-// ChildKey is how the original engine named one child kind in `.children`:
-// Plural maps child name → object, Singular holds one object.
-type ChildKey struct{ Plural, Singular string }
-
-// ChildKeys maps each katalog resource kind (the hook key) to its keys under
-// `.children`, as the original engine exposed them (lower-case kind; the
-// PersistentVolumeClaim singular is "pvc", the PersistentVolume's "pv", the
-// HorizontalPodAutoscaler's "hpas"/"hpa", custom resources are "customs" /
-// "custom"; upstream pkg/children). Kinds upstream does not read back use
-// the lower-case kind and its plural.
-var ChildKeys = map[string]ChildKey{
-	"deployments":            {"deployments", "deployment"},
-	"statefulSets":           {"statefulsets", "statefulset"},
-	"jobs":                   {"jobs", "job"},
-	"cronJobs":               {"cronjobs", "cronjob"},
-	"pods":                   {"pods", "pod"},
-	"services":               {"services", "service"},
-	"configMaps":             {"configmaps", "configmap"},
-	"secrets":                {"secrets", "secret"},
-	"serviceAccounts":        {"serviceaccounts", "serviceaccount"},
-	"ingresses":              {"ingresses", "ingress"},
-	"persistentVolumeClaims": {"persistentvolumeclaims", "pvc"},
-	"custom":                 {"customs", "custom"},
-	"replicaSets":            {"replicasets", "replicaset"},
-	"namespaces":             {"namespaces", "namespace"},
-	"persistentVolumes":      {"persistentvolumes", "pv"},
-	"hpa":                    {"hpas", "hpa"},
-	"pdb":                    {"poddisruptionbudgets", "poddisruptionbudget"},
-	"networkPolicies":        {"networkpolicies", "networkpolicy"},
-	"resourceQuotas":         {"resourcequotas", "resourcequota"},
-	"limitRanges":            {"limitranges", "limitrange"},
-	"roles":                  {"roles", "role"},
-	"roleBindings":           {"rolebindings", "rolebinding"},
-	"clusterRoles":           {"clusterroles", "clusterrole"},
-	"clusterRoleBindings":    {"clusterrolebindings", "clusterrolebinding"},
-}
+	"github.com/orkspace/orkestra-cel/katalog"
+)
 
 // PlaceholderKey marks the object that stands in the singular key of a
 // declared kind with no child yet: {"_placeholder": true, "status": {}}, so
@@ -55,10 +22,11 @@ const PlaceholderKey = "_placeholder"
 func ChildrenView(observed map[string][]map[string]any) map[string]any {
 	out := make(map[string]any, 2*len(observed))
 	for kind, objs := range observed {
-		key, ok := ChildKeys[kind]
+		spec, ok := katalog.ResourceKinds[kind]
 		if !ok {
 			continue
 		}
+		key := spec.Children
 		byName := make(map[string]any, len(objs))
 		names := make([]string, 0, len(objs))
 		for _, o := range objs {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // The shape follows the original engine's pkg/children/children.go
@@ -32,5 +33,24 @@ func TestChildrenView(t *testing.T) {
 	}
 	if _, ok := api["status"]; ok {
 		t.Fatal("ChildrenView modified an observed object (the informer cache's)")
+	}
+}
+
+// Every kind a hook may declare has its keys under .children, each its own:
+// a kind missing them would silently be absent from .children.
+func TestChildrenViewHasEveryKind(t *testing.T) {
+	owner := map[string]string{}
+	for kind, spec := range katalog.ResourceKinds {
+		got := engine.ChildrenView(map[string][]map[string]any{kind: nil})
+		placeholder := map[string]any{engine.PlaceholderKey: true, "status": map[string]any{}}
+		if len(got) != 2 || !reflect.DeepEqual(got[spec.Children.Plural], map[string]any{}) || !reflect.DeepEqual(got[spec.Children.Singular], placeholder) {
+			t.Errorf("%s: ChildrenView of a declared kind without children = %v, want %q empty and %q the placeholder", kind, got, spec.Children.Plural, spec.Children.Singular)
+		}
+		for _, key := range []string{spec.Children.Plural, spec.Children.Singular} {
+			if prev, dup := owner[key]; dup {
+				t.Errorf(".children.%s is the key of both %s and %s", key, prev, kind)
+			}
+			owner[key] = kind
+		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // ChildrenVar is the CEL variable holding a custom resource's observed
 // children, the values of Scope.Children: `children.deployments['web']` (by
 // name) and `children.deployment` (the first by name), as the original
-// engine's `.children` (ChildKeys).
+// engine's `.children` (katalog.KindSpec.Children).
 const ChildrenVar = "children"
 
 // childrenSchema types the children variable of an entry: for every kind its
@@ -31,10 +31,11 @@ func childrenSchema(k *katalog.Katalog, e *katalog.CRDEntry) *structuralschema.S
 			continue
 		}
 		for _, r := range hook.Resources {
-			key, ok := ChildKeys[r.Kind]
+			spec, ok := katalog.ResourceKinds[r.Kind]
 			if !ok {
 				continue
 			}
+			key := spec.Children
 			if _, done := out.Properties[key.Plural]; done {
 				continue
 			}

@@ -34,7 +34,18 @@ type KindSpec struct {
 	// CopyKey is the field that copies an existing object of the kind
 	// (fromSecret, …); "" when the kind cannot copy.
 	CopyKey string
+	// Children are the kind's keys under `.children`.
+	Children ChildKeys
 }
+
+// ChildKeys name one child kind in `.children` as the original engine did
+// (upstream pkg/children): Plural maps child name → object, Singular holds
+// one object. The lower-case kind and its plural; the
+// PersistentVolumeClaim's singular is "pvc", the PersistentVolume's "pv",
+// the HorizontalPodAutoscaler's "hpas"/"hpa", custom resources are
+// "customs"/"custom". Kinds upstream does not read back use the lower-case
+// kind and its plural.
+type ChildKeys struct{ Plural, Singular string }
 
 // FieldNames returns the allowed field names, sorted (for did-you-mean).
 func (k *KindSpec) FieldNames() []string {

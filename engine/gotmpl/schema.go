@@ -80,12 +80,12 @@ func rootSchema(self *structuralschema.Structural) *structuralschema.Structural 
 // object; this runtime does not provide them.
 var foreignRoots = map[string]bool{"children": true, "item": true, "cross": true, "external": true, "inputs": true, "git": true, "docker": true, "metrics": true, "health": true, "value": true, "request": true, "previous": true, "key": true, "index": true, "sentinels": true, "event": true}
 
-// childKeyNames are the keys of .children (engine.ChildKeys): the plural
-// and singular name of every child kind.
+// childKeyNames are the keys of .children (katalog.KindSpec.Children): the
+// plural and singular name of every child kind.
 var childKeyNames = func() map[string]bool {
 	m := map[string]bool{}
-	for _, k := range engine.ChildKeys {
-		m[k.Plural], m[k.Singular] = true, true
+	for _, k := range katalog.ResourceKinds {
+		m[k.Children.Plural], m[k.Children.Singular] = true, true
 	}
 	return m
 }()

@@ -10,15 +10,15 @@ import (
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
-// A resource kind lives in two places only: its katalog fields and their
-// types in katalog.ResourceKinds (the loader and the compiler need them and
-// import nothing from the operator), and everything else here, one file per
+// A resource kind lives in two places only: its row in katalog.ResourceKinds
+// (its katalog fields and their types, its apply order, its `.children`
+// keys: the loader and the compiler need them and import nothing from the
+// operator), and everything else here, one file per
 // family (kind_workloads.go, kind_network.go, kind_config.go, kind_rbac.go,
 // kind_policy.go, kind_cluster.go, kind_custom.go): how the object is built, how drift in the
 // fields the katalog manages is corrected, which of them cannot change in
 // place. The operator's appliers and the install generator's RBAC read this
-// table; TestEveryKindIsComplete fails when a kind lacks a part. (The keys of
-// `.children` are engine.ChildKeys.)
+// table; TestEveryKindIsComplete fails when a kind lacks a part.
 
 // Lifecycle says how a drift-corrected child of a kind changes.
 type Lifecycle int

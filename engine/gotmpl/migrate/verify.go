@@ -22,6 +22,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
+	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/objgen"
 )
 
@@ -318,8 +319,8 @@ func (m *migration) childrenViews(ctx *engine.Context, seed int64) []map[string]
 		return views
 	}
 	none := map[string][]map[string]any{}
-	for kind, key := range engine.ChildKeys {
-		if _, ok := s.Properties[key.Plural]; ok {
+	for kind, spec := range katalog.ResourceKinds {
+		if _, ok := s.Properties[spec.Children.Plural]; ok {
 			none[kind] = nil
 		}
 	}
