@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // Annotations the apiserver checks write.
@@ -582,7 +584,7 @@ func (a *apiRun) goldenRound(ctx context.Context, round int, tag string) {
 			a.end(c)
 			continue
 		}
-		obj := normalize(deepCopyMap(g.Object.Object)).(map[string]any)
+		obj := jsonval.Normalize(deepCopyMap(g.Object.Object)).(map[string]any)
 		oname := fmt.Sprintf("r%d-golden-%d", round, i)
 		a.prepare(obj, oname, map[string]string{LabelGroup: fmt.Sprintf("r%d-golden", round)})
 		if _, err := a.res(ci, src).Create(ctx, u(obj), metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {

@@ -1,12 +1,7 @@
 package conformance
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -17,14 +12,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/jsonval"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/objfile"
 	"github.com/orkspace/orkestra-cel/objgen"
 )
 
@@ -176,85 +169,24 @@ func (r *runner) loadSamples() {
 		}
 	}
 	for i, u := range r.opts.Samples {
-		addObj(normalize(deepCopyMap(u.Object)).(map[string]any), fmt.Sprintf("sample %d (%s %s)", i+1, u.GetKind(), u.GetName()))
+		addObj(jsonval.Normalize(deepCopyMap(u.Object)).(map[string]any), fmt.Sprintf("sample %d (%s %s)", i+1, u.GetKind(), u.GetName()))
 	}
 	for _, ci := range r.crds {
 		ci.pendingSamples = byCRD[ci]
 	}
 }
 
-// readObjectsFile reads the objects of a YAML or JSON file (several
-// documents, `kind: List` unpacked).
+// readObjectsFile reads the objects of a YAML or JSON file (objfile).
 func readObjectsFile(path string) ([]map[string]any, error) {
-	data, err := os.ReadFile(path)
+	objs, err := objfile.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading sample objects: %v", err)
+		return nil, fmt.Errorf("reading sample objects: %w", err)
 	}
-	return readObjects(path, data)
-}
-
-func readObjects(name string, data []byte) ([]map[string]any, error) {
-	var out []map[string]any
-	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for doc := 1; ; doc++ {
-		raw, err := yr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Errorf("%s (document %d): %v", name, doc, err)
-		}
-		if m == nil {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: m}
-		if u.IsList() {
-			err := u.EachListItem(func(o runtime.Object) error {
-				out = append(out, normalize(o.(*unstructured.Unstructured).Object).(map[string]any))
-				return nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("%s (document %d): %v", name, doc, err)
-			}
-			continue
-		}
-		out = append(out, normalize(m).(map[string]any))
+	out := make([]map[string]any, len(objs))
+	for i, u := range objs {
+		out[i] = jsonval.Normalize(u.Object).(map[string]any)
 	}
-}
-
-// normalize turns YAML/JSON-decoded numbers into the int64/float64 the API
-// machinery uses, recursively (sigs.k8s.io/yaml gives int64 and float64
-// already; this also covers int and json.Number from other decoders).
-func normalize(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalize(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = normalize(e)
-		}
-		return x
-	case int:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case float64:
-		if x == float64(int64(x)) && x >= -1<<53 && x <= 1<<53 {
-			return int64(x)
-		}
-		return x
-	}
-	return v
+	return out, nil
 }
 
 // settle does to obj what the API server does to an object of version

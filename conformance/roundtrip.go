@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 	"github.com/orkspace/orkestra-cel/objgen"
 )
 
@@ -205,7 +206,7 @@ func (r *runner) goldenChecks() {
 			r.end(c)
 			continue
 		}
-		in := settle(normalize(deepCopyMap(g.Object.Object)).(map[string]any), ci.schemas[src])
+		in := settle(jsonval.Normalize(deepCopyMap(g.Object.Object)).(map[string]any), ci.schemas[src])
 		chains := [][]string{{dst}}
 		if src != ci.storage && dst != ci.storage {
 			chains = append(chains, []string{ci.storage, dst})

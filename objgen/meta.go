@@ -7,6 +7,8 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // rootMeta generates metadata for a top-level object.
@@ -117,7 +119,7 @@ func (g *generator) arbitrary(depth int) any {
 	case 1:
 		return int64(g.between(-100, 1000))
 	case 2:
-		return normalize(float64(g.between(-10000, 10000))/100 + 0.5)
+		return jsonval.Normalize(float64(g.between(-10000, 10000))/100 + 0.5)
 	case 3:
 		return g.chance(0.5)
 	case 4, 5:

@@ -27,6 +27,8 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // Defaults of Options.
@@ -271,7 +273,7 @@ func (g *generator) valueOnce(s *structuralschema.Structural, l loc, depth int) 
 		return nil, nil
 	}
 	if vv := s.ValueValidation; vv != nil && len(vv.Enum) > 0 {
-		return normalize(deepCopy(vv.Enum[g.r.IntN(len(vv.Enum))].Object)), nil
+		return jsonval.Normalize(deepCopy(vv.Enum[g.r.IntN(len(vv.Enum))].Object)), nil
 	}
 	if s.XIntOrString {
 		return g.intOrString(s, l)
@@ -379,7 +381,7 @@ func (g *generator) objectFields(s *structuralschema.Structural, l loc, depth in
 		var v any
 		var err error
 		if p.Default.Object != nil && g.chance(defaultValueProbability) {
-			v = normalize(deepCopy(p.Default.Object))
+			v = jsonval.Normalize(deepCopy(p.Default.Object))
 		} else {
 			v, err = g.value(&p, l.child(k), depth+1)
 		}

@@ -11,6 +11,8 @@ import (
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // maxSafe bounds generated numbers where the schema does not: integral values
@@ -198,7 +200,7 @@ func (g *generator) number(s *structuralschema.Structural, l loc) (any, error) {
 			if m < 1 {
 				v = k / (1 / m)
 			}
-			n := normalize(v)
+			n := jsonval.Normalize(v)
 			if inRange(v) && validate.MultipleOfNativeType("", "", n, m) == nil {
 				return n, nil
 			}
@@ -220,12 +222,12 @@ func (g *generator) number(s *structuralschema.Structural, l loc) (any, error) {
 			v = math.Round((lo+g.r.Float64()*(hi-lo))*100) / 100
 		}
 		if inRange(v) {
-			return normalize(v), nil
+			return jsonval.Normalize(v), nil
 		}
 	}
 	// a narrow or exclusive range: its midpoint
 	if v := lo + (hi-lo)/2; inRange(v) {
-		return normalize(v), nil
+		return jsonval.Normalize(v), nil
 	}
 	return nil, fmt.Errorf("%s: cannot find a number within minimum and maximum", l)
 }

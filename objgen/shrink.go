@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // maxShrinkPasses bounds Shrink; every accepted step makes the object strictly
@@ -226,7 +228,7 @@ func (sh *shrinker) shrinkScalar(p path, v any, node *structuralschema.Structura
 	if node != nil && node.ValueValidation != nil && len(node.ValueValidation.Enum) > 0 {
 		cv := canonical(v)
 		for _, e := range node.ValueValidation.Enum {
-			ev := normalize(deepCopy(e.Object))
+			ev := jsonval.Normalize(deepCopy(e.Object))
 			if canonical(ev) == cv {
 				return false
 			}
@@ -248,10 +250,10 @@ func (sh *shrinker) shrinkScalar(p path, v any, node *structuralschema.Structura
 		return sh.shrinkInt(p, x, node)
 	case float64:
 		t := numberTarget(node)
-		if t != x && sh.trySet(p, normalize(t)) {
+		if t != x && sh.trySet(p, jsonval.Normalize(t)) {
 			return true
 		}
-		if tr := math.Trunc(x); tr != x && sh.trySet(p, normalize(tr)) {
+		if tr := math.Trunc(x); tr != x && sh.trySet(p, jsonval.Normalize(tr)) {
 			return true
 		}
 	}

@@ -2,55 +2,8 @@ package objgen
 
 import (
 	"encoding/json"
-	"math"
 	"reflect"
 )
-
-// normalize returns v as apimachinery's JSON decoder would produce it: numbers
-// with an integral value that fits int64 become int64, other numbers float64,
-// other integer kinds int64; maps and lists are normalized recursively.
-func normalize(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalize(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = normalize(e)
-		}
-		return x
-	case float64:
-		if x == math.Trunc(x) && x >= math.MinInt64 && x < math.MaxInt64 && !math.IsInf(x, 0) {
-			return int64(x)
-		}
-		return x
-	case float32:
-		return normalize(float64(x))
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case int:
-		return int64(x)
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	}
-	return v
-}
 
 // deepCopy copies maps and lists; scalars are shared.
 func deepCopy(v any) any {

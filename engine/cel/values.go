@@ -2,7 +2,6 @@ package cel
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"sort"
 
@@ -10,6 +9,8 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // The lazy value adapter: unstructured data (map[string]any, []any, int64,
@@ -98,23 +99,11 @@ func dynVal(raw any) ref.Val {
 	return types.DefaultTypeAdapter.NativeToValue(raw)
 }
 
+// asInt is an integer value as CEL's int (jsonval.Int).
 func asInt(raw any) (int64, bool) {
-	switch v := raw.(type) {
-	case int64:
-		return v, true
-	case int:
-		return int64(v), true
-	case int32:
-		return int64(v), true
-	case float64:
-		if v == math.Trunc(v) && v >= -(1<<63) && v < 1<<63 {
-			return int64(v), true
-		}
-	case float32:
-		f := float64(v)
-		if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
-			return int64(f), true
-		}
+	switch raw.(type) {
+	case int64, int, int32, float64, float32:
+		return jsonval.Int(raw)
 	}
 	return 0, false
 }

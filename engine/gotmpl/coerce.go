@@ -9,6 +9,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // How a rendered string becomes a value. The mode is chosen once at load
@@ -201,8 +202,10 @@ func parseInteger(s string) (any, error) {
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return i, nil
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
-		return int64(f), nil
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if i, ok := jsonval.Int(f); ok {
+			return i, nil
+		}
 	}
 	return nil, fmt.Errorf("rendered %q, which is not an integer", s)
 }

@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // fieldReader reads evaluated simplified fields with the types the builders
@@ -73,17 +75,10 @@ func (f *fieldReader) int(key string) (int64, bool) {
 	if !ok || v == nil {
 		return 0, false
 	}
+	if i, ok := jsonval.Int(v); ok {
+		return i, true
+	}
 	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return int64(x), true
-		}
 	case string:
 		if i, err := strconv.ParseInt(x, 10, 64); err == nil {
 			return i, true

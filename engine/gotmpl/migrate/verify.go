@@ -1,13 +1,10 @@
 package migrate
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -15,14 +12,12 @@ import (
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/objfile"
 	"github.com/orkspace/orkestra-cel/objgen"
 )
 
@@ -535,36 +530,15 @@ func (m *migration) readSamples() ([]sample, error) {
 }
 
 // readObjects reads custom resources as the API server decodes them
-// (integers int64, other numbers float64).
+// (objfile: integers int64, other numbers float64).
 func readObjects(path string) ([]map[string]any, error) {
-	data, err := os.ReadFile(path)
+	objs, err := objfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading sample objects: %w", err)
 	}
-	var out []map[string]any
-	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for doc := 1; ; doc++ {
-		raw, err := yr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
-		j, err := sigsyaml.YAMLToJSON(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s (document %d): %w", path, doc, err)
-		}
-		if strings.TrimSpace(string(j)) == "null" {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(j); err != nil {
-			return nil, fmt.Errorf("%s (document %d): %w", path, doc, err)
-		}
-		out = append(out, u.Object)
+	out := make([]map[string]any, len(objs))
+	for i, u := range objs {
+		out[i] = u.Object
 	}
+	return out, nil
 }
