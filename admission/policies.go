@@ -298,27 +298,15 @@ func objectMeta(katalogName, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelKatalog: katalogName, "app.kubernetes.io/managed-by": "orkestra"}}
 }
 
-var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
-
 // katalogName is the katalog's name as a label value.
 func katalogName(plan *engine.Plan) string {
-	n := strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(plan.Katalog.Name), "-"), "-")
-	if n == "" {
-		n = "katalog"
+	if n := plan.DNSName(63); n != "" {
+		return n
 	}
-	if len(n) > 63 {
-		n = strings.TrimRight(n[:63], "-")
-	}
-	return n
+	return "katalog"
 }
 
-func dnsName(s string) string {
-	s = strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(s), "-"), "-")
-	if len(s) > 253 {
-		s = strings.TrimRight(s[:253], "-")
-	}
-	return s
-}
+func dnsName(s string) string { return engine.DNSName(s, 253) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -140,7 +140,7 @@ func (r *runner) startWebhook() (*webhookServer, error) {
 	if r.opts.webhookConverter != nil {
 		conv = r.opts.webhookConverter
 	}
-	h := webhook.NewConvertHandler(conv, webhook.ConvertOptions{Served: webhook.Served(r.plan), Metrics: metrics})
+	h := webhook.NewConvertHandler(conv, webhook.ConvertOptions{Served: r.plan.Served(), Metrics: metrics})
 	rec := &recorder{next: h}
 	mux := http.NewServeMux()
 	mux.Handle(webhook.ConvertPath, rec)

@@ -25,7 +25,7 @@ func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 // protocolChecks drive the real /convert handler in process.
 func (r *runner) protocolChecks() {
-	h := webhook.NewConvertHandler(r.conv, webhook.ConvertOptions{Served: webhook.Served(r.plan)})
+	h := webhook.NewConvertHandler(r.conv, webhook.ConvertOptions{Served: r.plan.Served()})
 	for _, ci := range r.crds {
 		if ci.conv == nil && len(ci.versions) > 1 {
 			continue // the reachable check failed already

@@ -176,7 +176,7 @@ func (c *compiler) schemaAt(sc compileScope, path []string, pos katalog.Pos, fie
 			if i == 1 && path[0] == "metadata" {
 				return &structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}, true
 			}
-			c.errorf(sc, pos, field, "%s is not in the schema of %s%s", strings.Join(path[:i+1], "."), sc.selfVersion, katalog.DidYouMean(seg, propertyNames(s)))
+			c.errorf(sc, pos, field, "%s is not in the schema of %s%s", strings.Join(path[:i+1], "."), sc.selfVersion, katalog.DidYouMean(seg, PropertyNames(s)))
 			return nil, false
 		}
 		s = next

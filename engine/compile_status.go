@@ -32,7 +32,7 @@ func (c *compiler) statusField(sc compileScope, i int, f *katalog.StatusField) *
 					s = nil
 					break
 				}
-				if hint := katalog.DidYouMean(seg, propertyNames(s)); hint != "" {
+				if hint := katalog.DidYouMean(seg, PropertyNames(s)); hint != "" {
 					c.errorf(sc, f.Pos, field+".path", "status.%s is not in the status schema of %s%s", strings.Join(path[:j+1], "."), e.APITypes.Version, hint)
 				} else {
 					c.warnf(sc, f.Pos, field+".path", "status.%s is not in the status schema of %s, so the API server drops it; the field is not written — add it to the CRD's schema", strings.Join(path[:j+1], "."), e.APITypes.Version)

@@ -62,7 +62,7 @@ func (c *compiler) forEach(sc compileScope, r *katalog.Resource, base string) *F
 		}
 		next := property(s, seg)
 		if next == nil {
-			c.errorf(sc, src.FieldPos, base+".forEach.field", "%s is not in the schema of %s%s", strings.Join(src.Path[:i+1], "."), sc.selfVersion, katalog.DidYouMean(seg, propertyNames(s)))
+			c.errorf(sc, src.FieldPos, base+".forEach.field", "%s is not in the schema of %s%s", strings.Join(src.Path[:i+1], "."), sc.selfVersion, katalog.DidYouMean(seg, PropertyNames(s)))
 			return nil
 		}
 		s = next

@@ -21,8 +21,8 @@ func property(s *structuralschema.Structural, name string) *structuralschema.Str
 	return &p
 }
 
-// propertyNames are the declared fields of s, sorted, for suggestions.
-func propertyNames(s *structuralschema.Structural) []string {
+// PropertyNames are the declared fields of s, sorted, for suggestions.
+func PropertyNames(s *structuralschema.Structural) []string {
 	names := make([]string, 0, len(s.Properties))
 	for n := range s.Properties {
 		names = append(names, n)
@@ -33,7 +33,7 @@ func propertyNames(s *structuralschema.Structural) []string {
 
 // didYouMeanFields suggests a declared field close to key, or lists them.
 func didYouMeanFields(key string, s *structuralschema.Structural) string {
-	names := propertyNames(s)
+	names := PropertyNames(s)
 	if d := katalog.DidYouMean(key, names); d != "" {
 		return d
 	}

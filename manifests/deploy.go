@@ -1,14 +1,14 @@
 package manifests
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
-	"reflect"
 	"regexp"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // Overlay returns a kustomize overlay (file name → content) that turns
@@ -163,7 +163,7 @@ func diffValue(base, want any, at string) (any, bool, error) {
 		if !ok {
 			return w, true, nil
 		}
-		if jsonEqual(b, w) {
+		if jsonval.Equal(b, w) {
 			return nil, false, nil
 		}
 		if !keyed(w) || !keyed(b) {
@@ -198,7 +198,7 @@ func diffValue(base, want any, at string) (any, bool, error) {
 		}
 		return p, len(p) > 0, nil
 	default:
-		if reflect.DeepEqual(base, want) {
+		if jsonval.Equal(base, want) {
 			return nil, false, nil
 		}
 		return want, true, nil
@@ -229,7 +229,7 @@ func findKeyed(list []any, item map[string]any) map[string]any {
 		m := it.(map[string]any)
 		same := true
 		for _, k := range identityKeys {
-			if !reflect.DeepEqual(m[k], item[k]) {
+			if !jsonval.Equal(m[k], item[k]) {
 				same = false
 			}
 		}
@@ -238,10 +238,4 @@ func findKeyed(list []any, item map[string]any) map[string]any {
 		}
 	}
 	return nil
-}
-
-func jsonEqual(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(x) == string(y)
 }

@@ -230,7 +230,7 @@ func TestRunAsServiceAccount(t *testing.T) {
 	// As `orkestra run` does: the storage migration on the leader, trying
 	// the built-in migrator first (envtest runs none: it falls back).
 	sc, err := storage.NewController(sa, storage.ControllerOptions{
-		CRDs:     storage.CRDNames(plan),
+		CRDs:     plan.CRDNames(),
 		Migrator: storage.Options{BuiltinTimeout: time.Second, BuiltinPoll: 200 * time.Millisecond},
 		Registry: reg,
 		Recorder: mgr.GetEventRecorder(operator.EventReporter),

@@ -16,9 +16,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -163,20 +161,13 @@ const (
 	FileNetworkPolicy = "networkpolicy.yaml"
 )
 
-var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
-
 // LeaseName is the leader election Lease of a katalog: orkestra-<name>
 // (what `orkestra run` defaults to).
 func LeaseName(plan *engine.Plan) string {
-	name := strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(plan.Katalog.Name), "-"), "-")
-	if name == "" {
-		return "orkestra"
+	if name := plan.DNSName(63 - len("orkestra-")); name != "" {
+		return "orkestra-" + name
 	}
-	n := "orkestra-" + name
-	if len(n) > 63 {
-		n = strings.TrimRight(n[:63], "-")
-	}
-	return n
+	return "orkestra"
 }
 
 // Generate builds the install of plan.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
-	"github.com/orkspace/orkestra-cel/lifecycle/storage"
 )
 
 // StorageMigrationRules are what the storage migration of orkestra run
@@ -20,7 +19,7 @@ import (
 // the katalog's entries are enabled or limited to some namespaces or not:
 // stored objects anywhere must move to the storage version.
 func StorageMigrationRules(plan *engine.Plan) []rbacv1.PolicyRule {
-	names := storage.CRDNames(plan)
+	names := plan.CRDNames()
 	objects := verbSet{}
 	for _, e := range plan.Entries {
 		if e.Source.CRD != nil && e.Source.CRD.Origin != katalog.BuiltIn {

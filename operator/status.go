@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 
@@ -13,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // writeStatus sets the status fields, observedGeneration and the Ready
@@ -39,7 +40,7 @@ func (e *entryController) writeStatus(ctx context.Context, cr *unstructured.Unst
 	meta.SetStatusCondition(&conds, ready)
 	next["conditions"] = writeConditions(conds)
 	pruning.Prune(next, statusSchema, false)
-	if jsonEqual(cur, next) {
+	if jsonval.Equal(cur, next) {
 		return nil
 	}
 	w := cr.DeepCopy()
@@ -151,15 +152,4 @@ func writeConditions(conds []metav1.Condition) []any {
 		out = append(out, m)
 	}
 	return out
-}
-
-// jsonEqual compares two status objects by their JSON form (key order and
-// int64/float64 representation do not matter).
-func jsonEqual(a, b map[string]any) bool {
-	if len(a) == 0 && len(b) == 0 {
-		return true
-	}
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }

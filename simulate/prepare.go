@@ -227,7 +227,7 @@ func (r *reader) objects(plan *engine.Plan, mapper meta.RESTMapper, run *Run) []
 				r.errorf(at, fmt.Sprintf("object %d (%s %s)", i+1, gvk.Kind, o.GetName()), "the simulated cluster does not serve %s: it is neither a built-in kind nor a kind of the katalog; add its CRD to spec.crdFiles", gvk)
 				continue
 			}
-			if e := reconciling(plan, gvk.GroupKind()); e != nil && e.GVK.Version != gvk.Version {
+			if e := plan.Reconciler(gvk.GroupKind()); e != nil && e.GVK.Version != gvk.Version {
 				if conv == nil {
 					conv = conversion.New(plan, conversion.Options{})
 				}
@@ -251,14 +251,4 @@ func (r *reader) objects(plan *engine.Plan, mapper meta.RESTMapper, run *Run) []
 type objectWithSource struct {
 	obj  *unstructured.Unstructured
 	file string
-}
-
-// reconciling is the entry that reconciles objects of gk, nil when none.
-func reconciling(plan *engine.Plan, gk schema.GroupKind) *engine.Entry {
-	for _, e := range plan.Entries {
-		if e.Enabled && e.Reconciles && e.GVK.GroupKind() == gk {
-			return e
-		}
-	}
-	return nil
 }

@@ -75,7 +75,7 @@ func benchHandlers(t testing.TB) []benchHandler {
 		}
 		var served []schema.GroupVersionKind
 		if path != "" {
-			served = Served(compilePlan(t, path))
+			served = compilePlan(t, path).Served()
 		}
 		return NewConvertHandler(c, ConvertOptions{Metrics: m, Served: served})
 	}

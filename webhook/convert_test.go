@@ -376,7 +376,7 @@ func TestResponseEncodingMatchesTypes(t *testing.T) {
 func FuzzConvertHandler(f *testing.F) {
 	released := make(chan struct{})
 	close(released)
-	h := NewConvertHandler(&fakeConverter{release: released}, ConvertOptions{Served: Served(fakePlan())})
+	h := NewConvertHandler(&fakeConverter{release: released}, ConvertOptions{Served: fakePlan().Served()})
 	for _, v := range reviewVersions {
 		f.Add(review(f, v, "u", group+"/v1", website("v1alpha1", "a", "nginx"), blog("v1beta1", "b")))
 		f.Add(review(f, v, "u", group+"/v1alpha1", website("v1", "a", "fail")))

@@ -21,7 +21,7 @@ func FuzzConvertWebsite(f *testing.F) {
 	var handlers []http.Handler
 	for _, path := range []string{websiteKatalog, legacyKatalog} {
 		plan := compilePlan(f, path)
-		handlers = append(handlers, NewConvertHandler(engineconversion.New(plan, engineconversion.Options{}), ConvertOptions{Served: Served(plan)}))
+		handlers = append(handlers, NewConvertHandler(engineconversion.New(plan, engineconversion.Options{}), ConvertOptions{Served: plan.Served()}))
 	}
 	stashed := website("v1", "s", "nginx")
 	stashed["metadata"].(map[string]any)["annotations"] = map[string]any{engineconversion.StashAnnotation: `{"v1alpha1":{"set":{"spec":{"theme":"dark"}},"unset":[["spec","seo"]]}}`}

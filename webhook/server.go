@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +19,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -221,31 +219,6 @@ func (s *Server) Ready() <-chan struct{} {
 	return s.ready
 }
 
-// Served returns the kinds and versions the plan serves: every version of
-// every CRD a katalog entry names.
-func Served(plan *engine.Plan) []schema.GroupVersionKind {
-	var out []schema.GroupVersionKind
-	add := func(gvk schema.GroupVersionKind) {
-		if !slices.Contains(out, gvk) {
-			out = append(out, gvk)
-		}
-	}
-	for _, e := range plan.Entries {
-		add(e.GVK)
-		if e.Source != nil && e.Source.CRD != nil {
-			for _, v := range e.Source.CRD.Served {
-				add(schema.GroupVersionKind{Group: e.GVK.Group, Version: v, Kind: e.GVK.Kind})
-			}
-		}
-	}
-	for gk, c := range plan.Conversions {
-		for _, v := range c.Versions {
-			add(gk.WithVersion(v))
-		}
-	}
-	return out
-}
-
 func (s *Server) webhookMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(ConvertPath, NewConvertHandler(s.Converter, ConvertOptions{
@@ -253,7 +226,7 @@ func (s *Server) webhookMux() http.Handler {
 		MaxInflightBytes: s.MaxInflightBytes,
 		BodyTimeout:      s.BodyTimeout,
 		Metrics:          s.metrics,
-		Served:           Served(s.Plan),
+		Served:           s.Plan.Served(),
 		KatalogDir:       katalogDir(s.Plan),
 		Log:              s.Log.WithName("convert"),
 	}))

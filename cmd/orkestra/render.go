@@ -170,22 +170,15 @@ type renderedChild struct {
 // entry of its exact version).
 func reconcilingEntry(plan *engine.Plan, o *unstructured.Unstructured) (*engine.Entry, error) {
 	gvk := o.GroupVersionKind()
-	var exact *engine.Entry
+	if e := plan.Reconciler(gvk.GroupKind()); e != nil {
+		return e, nil
+	}
+	if e := plan.EntryFor(gvk); e != nil {
+		return e, nil
+	}
 	var known []string
 	for _, e := range plan.Entries {
 		known = append(known, fmt.Sprintf("%s (%s)", e.Name, e.GVK.GroupVersion().WithKind(e.GVK.Kind)))
-		if e.GVK.GroupKind() != gvk.GroupKind() {
-			continue
-		}
-		if e.Reconciles {
-			return e, nil
-		}
-		if e.GVK.Version == gvk.Version {
-			exact = e
-		}
-	}
-	if exact != nil {
-		return exact, nil
 	}
 	return nil, fmt.Errorf("no katalog entry serves %s %s; the katalog's entries: %s", o.GetAPIVersion(), o.GetKind(), strings.Join(known, ", "))
 }

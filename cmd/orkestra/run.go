@@ -208,7 +208,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 	rt := operatorRuntime{op: op, plan: plan}
 	if rf.storageMigration {
 		rt.storage, err = storage.NewController(cfg, storage.ControllerOptions{
-			CRDs:     storage.CRDNames(plan),
+			CRDs:     plan.CRDNames(),
 			Migrator: storage.Options{QPS: rf.migrationQPS, BuiltinTimeout: rf.builtinTimeout},
 			Registry: ctrlmetrics.Registry,
 			Recorder: mgr.GetEventRecorder(operator.EventReporter),

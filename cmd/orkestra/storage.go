@@ -96,7 +96,7 @@ when every CRD is migrated (or needed nothing), 1 when one failed.`,
 // selectCRDs returns the katalog's CRD names, or those of only when given
 // (each must be one of the katalog's).
 func selectCRDs(plan *engine.Plan, only []string) ([]string, error) {
-	all := storage.CRDNames(plan)
+	all := plan.CRDNames()
 	if len(only) == 0 {
 		return all, nil
 	}

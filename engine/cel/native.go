@@ -17,6 +17,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // ToNative turns a CEL value into plain Go data ready for JSON: int64,
@@ -374,7 +375,7 @@ func checkEnumValue(v any, s *structuralschema.Structural, where string) error {
 		return nil
 	}
 	for _, e := range s.ValueValidation.Enum {
-		if enumEqual(e.Object, v) {
+		if jsonval.Equal(e.Object, v) {
 			return nil
 		}
 	}

@@ -1,10 +1,7 @@
 package cel
 
 import (
-	"sort"
 	"strings"
-
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
 	"github.com/orkspace/orkestra-cel/katalog"
 )
@@ -19,13 +16,4 @@ func didYouMean(name string, candidates []string) string {
 		return "; did you mean " + s[0] + "?"
 	}
 	return "; did you mean " + strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1] + "?"
-}
-
-func propNames(s *structuralschema.Structural) []string {
-	names := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }

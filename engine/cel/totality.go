@@ -11,6 +11,8 @@ import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -492,7 +494,7 @@ func (t *totality) index(e ast.Expr, op aval, idxExpr ast.Expr, f *facts, env ma
 		if name, ok := idx.lit.(string); ok {
 			return t.field(e, op, name, false, f)
 		}
-	case op.mapKeys != nil && idx.lit != nil && !slices.ContainsFunc(op.mapKeys, func(k any) bool { return enumEqual(k, idx.lit) }):
+	case op.mapKeys != nil && idx.lit != nil && !slices.ContainsFunc(op.mapKeys, func(k any) bool { return jsonval.Equal(k, idx.lit) }):
 		// {'': 0}['message'], the way to fail with a message before
 		// fail(): it fails wherever it is reached, as fail() does.
 		t.report(e, -1, fmt.Sprintf("%s is not a key of the map, so the lookup fails wherever it is reached, and nothing in the schema rules out the branch that reaches it; add a pattern or enum that rules those objects out, or convert them instead of failing",
@@ -520,7 +522,7 @@ func (t *totality) valuesIn(v aval, keys []any) bool {
 	}
 	has := func(x any) bool {
 		for _, k := range keys {
-			if enumEqual(k, x) {
+			if jsonval.Equal(k, x) {
 				return true
 			}
 		}
@@ -594,7 +596,7 @@ func excludesZero(n *node) bool {
 	}
 	if len(n.enum) > 0 {
 		for _, v := range n.enum {
-			if enumEqual(v, int64(0)) {
+			if jsonval.Equal(v, int64(0)) {
 				return false
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 
+	"github.com/orkspace/orkestra-cel/engine"
+
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 )
 
@@ -238,7 +240,7 @@ func (c *outCheck) fieldTarget(exp, addl *structuralschema.Structural, name stri
 }
 
 func fieldHint(name string, exp *structuralschema.Structural) string {
-	names := propNames(exp)
+	names := engine.PropertyNames(exp)
 	if s := didYouMean(name, names); s != "" {
 		return s
 	}

@@ -2,10 +2,11 @@ package cel
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/google/cel-go/common/ast"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 )
@@ -60,21 +61,11 @@ func (c *outCheck) checkEnumSubset(e ast.Expr, src *node, exp *structuralschema.
 
 func enumContains(exp *structuralschema.Structural, v any) bool {
 	for _, e := range exp.ValueValidation.Enum {
-		if enumEqual(e.Object, v) {
+		if jsonval.Equal(e.Object, v) {
 			return true
 		}
 	}
 	return false
-}
-
-func enumEqual(a, b any) bool {
-	if fa, ok := asFloat(a); ok {
-		if fb, ok := asFloat(b); ok {
-			return fa == fb
-		}
-		return false
-	}
-	return reflect.DeepEqual(a, b)
 }
 
 func formatEnumValue(v any) string {

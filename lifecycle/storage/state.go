@@ -6,9 +6,6 @@ import (
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-
-	"github.com/orkspace/orkestra-cel/engine"
-	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // AnnotationProgress holds, on the CRD, the progress of a migration that
@@ -91,21 +88,4 @@ func NeedsMigration(crd *apiextensionsv1.CustomResourceDefinition) bool {
 		}
 	}
 	return false
-}
-
-// CRDNames returns the names of the CRDs of plan's entries, once each, in
-// katalog order: the CRDs a storage migration looks after. Entries whose
-// primary is a built-in kind have none; an untyped stand-in names the
-// cluster's CRD.
-func CRDNames(plan *engine.Plan) []string {
-	var out []string
-	for _, e := range plan.Entries {
-		if e.Source == nil || e.Source.CRD == nil || e.Source.CRD.Origin == katalog.BuiltIn {
-			continue
-		}
-		if n := e.Source.CRD.Object.Name; !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }

@@ -108,7 +108,7 @@ func Build(ctx context.Context, cfg *rest.Config, plan *engine.Plan, opts Option
 		return nil, err
 	}
 	r := &Report{Conversions: opts.Conversions.Source}
-	for _, name := range storage.CRDNames(plan) {
+	for _, name := range plan.CRDNames() {
 		cr := CRDReport{Name: name}
 		crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 		switch {
@@ -154,7 +154,7 @@ func judge(ctx context.Context, meta metadata.Interface, plan *engine.Plan, crd 
 		case len(crd.Status.StoredVersions) == 1:
 			vr.Objects = cr.Objects
 		}
-		if e := entryAt(plan, crd, v.Name); e != nil {
+		if e := plan.EntryFor(schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}); e != nil {
 			vr.Entry = e.Name
 		}
 		opts.Conversions.fill(&vr, crd.Spec.Names.Kind)
@@ -180,16 +180,6 @@ func countObjects(ctx context.Context, meta metadata.Interface, crd *apiextensio
 		return nil
 	}
 	return &n
-}
-
-// entryAt returns the katalog entry of crd at version, or nil.
-func entryAt(plan *engine.Plan, crd *apiextensionsv1.CustomResourceDefinition, version string) *engine.Entry {
-	for _, e := range plan.Entries {
-		if e.Source.CRD != nil && e.Source.CRD.Object.Name == crd.Name && e.GVK.Version == version {
-			return e
-		}
-	}
-	return nil
 }
 
 // verdict decides whether vr's version can stop being served (when it is

@@ -220,25 +220,6 @@ func (o *Options) Policy() Policy {
 	}
 }
 
-// CRDNames returns the names of the CRDs converting through the webhook
-// (the plan declares their conversion and it is not the identity), in
-// katalog order.
-func CRDNames(plan *engine.Plan) []string {
-	var out []string
-	for _, e := range plan.Entries {
-		if e.Source == nil || e.Source.CRD == nil {
-			continue
-		}
-		if !plan.ConvertsByWebhook(e.Source.CRD.GroupKind()) {
-			continue
-		}
-		if n := e.Source.CRD.Object.Name; n != "" && !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // Manager keeps the certificate Secret, the files and the CRDs' caBundle.
 // Call Bootstrap before the webhook server starts (it writes the files the
 // server loads), then run Start (a controller-runtime Runnable that does not
@@ -682,7 +663,7 @@ type Runnables interface {
 // starting it (the webhook server loads the files when it starts).
 func Setup(ctx context.Context, cfg *rest.Config, plan *engine.Plan, opts Options, mgr Runnables) (*Manager, error) {
 	if len(opts.CRDs) == 0 {
-		opts.CRDs = CRDNames(plan)
+		opts.CRDs = plan.WebhookCRDNames()
 	}
 	m, err := New(cfg, opts)
 	if err != nil {

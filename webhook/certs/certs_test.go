@@ -98,7 +98,7 @@ func TestBuiltinCertificates(t *testing.T) {
 	opts.ServiceName = ""
 	opts.IPs = []net.IP{net.ParseIP("127.0.0.1")}
 	opts.CertDir = t.TempDir()
-	opts.CRDs = certs.CRDNames(plan)
+	opts.CRDs = plan.WebhookCRDNames()
 	opts.CAValidity = 600 * day
 	opts.CertValidity = 300 * day
 	opts.CAPromotionDelay = time.Minute

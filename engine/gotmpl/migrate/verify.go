@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/objfile"
 	"github.com/orkspace/orkestra-cel/objgen"
@@ -419,7 +419,7 @@ func variants(obj map[string]any, v *objgen.Validator) []map[string]any {
 			walkLeaves(c[top], func(get func() any, set func(any)) {
 				old := get()
 				nv := edit(old)
-				if equalJSON(nv, old) {
+				if jsonval.Equal(nv, old) {
 					return
 				}
 				set(nv)
@@ -487,12 +487,6 @@ func mapLeaves(v any, f func(any) any) any {
 }
 
 func deepCopy(v any) any { return mapLeaves(v, func(x any) any { return x }) }
-
-func equalJSON(a, b any) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
-}
 
 // readSamples reads the entries' crFiles and the extra samples.
 func (m *migration) readSamples() ([]sample, error) {
