@@ -368,7 +368,7 @@ func (a *apiRun) install(ctx context.Context, ci *crdInfo, order []string) error
 			return last == nil, nil
 		})
 		if err != nil {
-			return fmt.Errorf("version %s of %s is not served 30s after the CRD was Established: %v", v, crd.Name, last)
+			return fmt.Errorf("version %s of %s is not served 30s after the CRD was Established: %w", v, crd.Name, last)
 		}
 	}
 	name, err := a.probe(ctx, ci, ci.storage, "install")

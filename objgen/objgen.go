@@ -257,7 +257,7 @@ func (g *generator) value(s *structuralschema.Structural, l loc, depth int) (any
 			continue
 		}
 		if errs := g.env.checkNode(s, l, v); len(errs) > 0 {
-			lastErr = fmt.Errorf("%s: no generated value satisfied the schema after %d attempts, last: %v", l, attempts, errs.ToAggregate())
+			lastErr = fmt.Errorf("%s: no generated value satisfied the schema after %d attempts, last: %w", l, attempts, errs.ToAggregate())
 			continue
 		}
 		return v, nil

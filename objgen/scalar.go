@@ -286,7 +286,7 @@ func (g *generator) str(s *structuralschema.Structural, l loc) (string, error) {
 		}
 		last = cand
 	}
-	return "", fmt.Errorf("%s: no generated string satisfied %s after %d attempts (last %q: %v)", l, describeString(minL, maxL, pattern, format), attempts, last, g.env.stringOK(s, last))
+	return "", fmt.Errorf("%s: no generated string satisfied %s after %d attempts (last %q: %w)", l, describeString(minL, maxL, pattern, format), attempts, last, g.env.stringOK(s, last))
 }
 
 func describeString(minL, maxL int, pattern, format string) string {

@@ -110,7 +110,7 @@ func (p *program) evalVal(s *engine.Scope) (ref.Val, error) {
 func (p *program) evalError(err error) error {
 	var cancel interpreter.EvalCancelledError
 	if errors.As(err, &cancel) && cancel.Cause == interpreter.CostLimitExceeded {
-		return fmt.Errorf("%s exceeded the runtime cost limit of %d per evaluation (%v); the data is larger than the expression can handle: bound it in the schema (maxItems, maxLength, maxProperties) or simplify the expression",
+		return fmt.Errorf("%s exceeded the runtime cost limit of %d per evaluation (%w); the data is larger than the expression can handle: bound it in the schema (maxItems, maxLength, maxProperties) or simplify the expression",
 			p.display, p.limit, err)
 	}
 	return fmt.Errorf("%s: %w", p.display, err)
