@@ -82,8 +82,9 @@ func (c *compiler) entry(k *katalog.Katalog, src *katalog.CRDEntry, reconciles b
 		DependsOn:  src.DependsOn,
 	}
 	// Normalize reads the custom resource as stored; everything after it
-	// reads the view it makes.
-	sc := compileScope{entry: src, self: src.Schema(), selfVersion: src.APITypes.Version}
+	// reads the view it makes. A normalize value that reads the clock
+	// changes what the rest reads, so it is timed as theirs are.
+	sc := compileScope{entry: src, self: src.Schema(), selfVersion: src.APITypes.Version, timed: &e.Timed}
 	if src.Normalize != nil {
 		e.Normalize, sc.self = c.normalize(sc)
 	}
@@ -93,7 +94,6 @@ func (c *compiler) entry(k *katalog.Katalog, src *katalog.CRDEntry, reconciles b
 		// (An environment with children is built only where needed.)
 		sc.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
 	}
-	sc.timed = &e.Timed
 	if src.Box != nil {
 		c.box(sc, e, k.Finalizers)
 	}

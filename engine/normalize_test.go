@@ -3,7 +3,9 @@ package engine_test
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
@@ -87,5 +89,25 @@ func TestNormalizeApply(t *testing.T) {
 	}
 	if _, ok := out["_normalizeChanges"]; ok {
 		t.Errorf("audit root without a change: %v", out["_normalizeChanges"])
+	}
+}
+
+// A normalize value that reads the clock makes the entry time-dependent:
+// what its children and status read changes with the clock alone.
+func TestNormalizeReadingTheClockIsTimed(t *testing.T) {
+	_, plan, diags := compileBody(t, `      normalize:
+        spec:
+          tier: '{{ if weekday }}business{{ else }}weekend{{ end }}'
+`)
+	if diags.HasErrors() {
+		t.Fatalf("compile: %v", diags.Errors())
+	}
+	e := plan.Entry("app")
+	if len(e.Timed) != 1 {
+		t.Fatalf("Timed = %v, want the normalize value", e.Timed)
+	}
+	now := time.Date(2026, 7, 14, 10, 0, 0, 0, time.UTC) // a Tuesday
+	if next := engine.NextChange(now, e.Timed); !next.Equal(time.Date(2026, 7, 15, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("next change = %v, want the next midnight", next)
 	}
 }
