@@ -2,7 +2,6 @@ package gotmpl
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"text/template"
@@ -190,17 +189,4 @@ func functionTable() string {
 		fmt.Fprintf(&b, "| %s | %s |\n", fam.name, line)
 	}
 	return b.String()
-}
-
-// resultKind is the CEL kind of what a Go function returns.
-func resultKind(fn any) vkind {
-	switch reflect.TypeOf(fn).Out(0).Kind() {
-	case reflect.Bool:
-		return vBool
-	case reflect.String:
-		return vString
-	case reflect.Int, reflect.Int64:
-		return vInt
-	}
-	return vOther
 }

@@ -319,16 +319,6 @@ func noneIfEmpty(e string) string {
 	return "optional.of(" + e + ").optFlatMap(v, v != '' ? optional.of(v) : optional.none())"
 }
 
-func modeHint(m coerceMode) string {
-	switch m {
-	case modeGuess:
-		return "numbers, booleans and JSON in it became typed values"
-	case modeIntOrString:
-		return "an all-digits result became an integer"
-	}
-	return "the text had to parse as that type"
-}
-
 // sole translates a value that is one action (white space around it).
 func (t *translator) sole(pc piece, plain []string, c coercion) string {
 	v := pc.v
@@ -440,20 +430,6 @@ func typedFits(m coerceMode, k vkind) bool {
 		return k == vInt || k == vDouble || k == vBool || k == vNumber
 	}
 	return false
-}
-
-func fitProblem(m coerceMode, k vkind) string {
-	switch {
-	case k == vString && (m == modeGuess || m == modeAuto || m == modeIntOrString):
-		return "the legacy engine turned text that looks like a number (or a boolean) into one, which has no exact CEL form"
-	case k == vString:
-		return "the legacy engine parsed the text, which has no exact CEL form"
-	case (k == vDouble || k == vNumber) && m == modeInteger:
-		return "a whole number parsed as an integer and any other failed, which has no exact CEL form"
-	case m == modeObject || m == modeArray:
-		return "the legacy engine parsed the text as JSON"
-	}
-	return "no exact CEL form"
 }
 
 // condition translates a `when:` template.
