@@ -130,7 +130,7 @@ func Converge(live *apiextensionsv1.CustomResourceDefinition, want map[string]ap
 	var ours map[string][]string
 	if a := live.Annotations[AnnotationRules]; a != "" {
 		if err := json.Unmarshal([]byte(a), &ours); err != nil {
-			return nil, nil, fmt.Errorf("CRD %s: annotation %s is not a JSON object of rule lists by version (%v); remove it, and the rules it listed the katalog no longer declares", live.Name, AnnotationRules, err)
+			return nil, nil, fmt.Errorf("CRD %s: annotation %s is not a JSON object of rule lists by version (%w); remove it, and the rules it listed the katalog no longer declares", live.Name, AnnotationRules, err)
 		}
 	}
 	out := live.DeepCopy()
