@@ -15,6 +15,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/controlplane"
 	"github.com/orkspace/orkestra-cel/objfile"
+	"github.com/orkspace/orkestra-cel/readiness"
 )
 
 // applyObjects server-side-applies objs (a namespace override for those
@@ -177,7 +178,7 @@ func (k *kube) rollout(ctx context.Context, r *KRollout) error {
 			last = fmt.Sprintf("generation %d not observed yet (%d)", o.GetGeneration(), g)
 			return false, nil
 		}
-		ok, why := ready(o)
+		ok, why := readiness.Of(o)
 		last = why
 		return ok, nil
 	})

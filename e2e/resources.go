@@ -7,6 +7,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/orkspace/orkestra-cel/readiness"
 )
 
 // checkResource asserts a resources: entry (upstream's checkResource in
@@ -56,7 +58,7 @@ func (k *kube) checkResource(ctx context.Context, c *ResourceCheck) error {
 		return fmt.Errorf("%s: want %d, found %d (%s)", what, *c.Count, len(objs), names(objs))
 	}
 	if c.Ready {
-		if ok, why := ready(&objs[0]); !ok {
+		if ok, why := readiness.Of(&objs[0]); !ok {
 			return fmt.Errorf("%s/%s: not ready: %s", objs[0].GetKind(), objs[0].GetName(), why)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/orkspace/orkestra-cel/controlplane"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/objfile"
+	"github.com/orkspace/orkestra-cel/readiness"
 )
 
 // installCRDs applies the spec's CRD files, then the katalog's own CRDs
@@ -157,7 +158,7 @@ func (x *run) waits(ctx context.Context, ws []*Wait) error {
 			case !w.Ready:
 				return true, nil
 			}
-			ok, why := ready(o)
+			ok, why := readiness.Of(o)
 			last = why
 			return ok, nil
 		})

@@ -1,4 +1,7 @@
-package e2e
+// Package readiness says whether a Kubernetes object is ready, by kind:
+// the one rule `orkestra e2e` (resources: ready: true, waits) and the
+// runtime's /katalog/{entry}/cr routes (a child's ready) share.
+package readiness
 
 import (
 	"fmt"
@@ -6,13 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// ready reports whether an object is ready in the sense of upstream's
+// Of reports whether an object is ready in the sense of upstream's
 // `ready: true` (documentation/reference/schema/04-e2e/03-expect.md):
 // workloads have all their replicas available, a Pod its Ready condition, a
 // Job Complete, a claim Bound; another kind with a Ready condition has it
 // True, and a kind with no notion of readiness (a Service) is ready once it
 // exists. The reason says what was observed when it is not.
-func ready(o *unstructured.Unstructured) (bool, string) {
+func Of(o *unstructured.Unstructured) (bool, string) {
 	num := func(path ...string) int64 {
 		v, _, _ := unstructured.NestedFieldNoCopy(o.Object, path...)
 		switch x := v.(type) {
