@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize", "endpoints"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -23,7 +23,7 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	if !listForm {
 		keys = entryKeys[1:]
 	}
-	e := &CRDEntry{Name: name, Pos: d.pos(nameNode), Enabled: true, Workers: 1, dir: dir, node: resolve(body), listForm: listForm}
+	e := &CRDEntry{Name: name, Pos: d.pos(nameNode), Enabled: true, Workers: 1, Endpoints: AllEndpoints, dir: dir, node: resolve(body), listForm: listForm}
 	d.owner = e
 	defer func() { d.owner = nil }()
 	o := d.mapping(body, "", keys, unimplementedEntry)
@@ -42,6 +42,9 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	}
 	d.apiTypes(e, o["apiTypes"])
 	d.admission(e, o)
+	if f, ok := o["endpoints"]; ok {
+		d.endpoints(e, f)
+	}
 	d.deprecation(e, o)
 	if f, ok := o["normalize"]; ok {
 		d.normalize(e, f)

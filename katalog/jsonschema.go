@@ -88,6 +88,8 @@ func entrySchema(listForm bool) map[string]any {
 		"normalize": desc("Spec fields rewritten on a copy of the custom resource before the entry's expressions read it (never written back).",
 			obj(normalizeKeys, map[string]any{"audit": boolean(), "spec": map[string]any{"type": "object", "additionalProperties": true},
 				"types": map[string]any{"type": "object", "additionalProperties": enumOf(normalizeTypes)}}, false)),
+		"endpoints": desc("Routes of the runtime's HTTP API for this entry (default: all served); enabled: false turns them all off.",
+			obj(endpointKeys, map[string]any{"enabled": boolean(), "health": boolean(), "info": boolean(), "validation": boolean()}, false)),
 		"admission": obj(admissionKeys, map[string]any{"validation": validationSchema(), "mutation": mutationSchema()}, false),
 	}, false)
 	if listForm {

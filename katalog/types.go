@@ -124,6 +124,9 @@ type CRDEntry struct {
 	// Admission holds the entry's validation and mutation rules; nil when
 	// it declares none.
 	Admission *Admission
+	// Endpoints are the entry's routes of the runtime's HTTP API
+	// (`endpoints:`); AllEndpoints when absent.
+	Endpoints Endpoints
 	// Deprecated marks the entry's version deprecated in the CRD that
 	// manifests and dev install; DeprecationWarning (nil: the API server's
 	// default text) is the Warning header clients then get.

@@ -31,7 +31,6 @@ var upstreamKeys = map[string]upstreamKey{
 	"konfig":                   {warn: true, why: "upstream's runtime environment settings; use orkestra's command-line flags"},
 	"lifecycle":                {warn: true, why: "pattern maturity metadata for upstream's registry"},
 	"policy":                   {warn: true, why: "upstream's registry import policy; this runtime imports local files only"},
-	"endpoints":                {warn: true, why: "per-entry switches for upstream's HTTP endpoints; this runtime serves /katalog/{entry} for every entry"},
 	"crossAccess":              {warn: true, why: "who may read this entry through cross:, which this runtime does not implement"},
 	"katalogName":              {warn: true, why: "upstream's runtime bookkeeping"},
 	"katalogNamespace":         {warn: true, why: "upstream's runtime bookkeeping"},

@@ -31,7 +31,7 @@ const ownerIndex = "orkestra.orkspace.io/owner"
 func indexChildren(ctx context.Context, mgr manager.Manager, plan *engine.Plan) error {
 	done := map[schema.GroupVersionKind]bool{}
 	for _, e := range plan.Entries {
-		if !e.Enabled || !e.Reconciles || !e.ReadsChildren && !hasForEach(e) {
+		if !e.Enabled || !e.Reconciles || !indexesChildren(e) {
 			continue
 		}
 		for _, k := range childKinds(e) {
@@ -59,6 +59,12 @@ func indexChildren(ctx context.Context, mgr manager.Manager, plan *engine.Plan) 
 		}
 	}
 	return nil
+}
+
+// indexesChildren reports whether the caches index the children of e by
+// owner: when e reads them back or has forEach declarations.
+func indexesChildren(e *engine.Entry) bool {
+	return e.ReadsChildren || hasForEach(e)
 }
 
 // hasForEach reports whether an entry has forEach declarations: their
@@ -180,8 +186,14 @@ func (e *entryController) ownedObjects(ctx context.Context, cr *unstructured.Uns
 		}
 		list = l.(client.ObjectList)
 	}
-	// The objects are only read: no deep copy out of the cache.
-	if err := e.client.List(ctx, list, client.MatchingFields{ownerIndex: render.LabelValue(cr.GetName())}, client.UnsafeDisableDeepCopy); err != nil {
+	// By the owner index when the caches keep one, else by the owner label
+	// (the HTTP API's reads). The objects are only read: no deep copy out
+	// of the cache.
+	var owner client.ListOption = client.MatchingFields{ownerIndex: render.LabelValue(cr.GetName())}
+	if !indexesChildren(e.entry) {
+		owner = client.MatchingLabels{render.LabelOwner: render.LabelValue(cr.GetName())}
+	}
+	if err := e.client.List(ctx, list, owner, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("reading %s children back: %w", k.gvk.Kind, err)
 	}
 	items, err := meta.ExtractList(list)

@@ -75,6 +75,7 @@ func (o *Operator) Direct(d DirectOptions) (*Direct, error) {
 		ec := o.newEntryController(e, a, m)
 		ec.informerSynced.Store(true)
 		ec.workersStarted.Store(true)
+		ec.health.started(o.opts.Now())
 		o.entries[e.Name] = ec
 		o.order = append(o.order, ec)
 	}

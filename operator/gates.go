@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/orkspace/orkestra-cel/engine"
-	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // What holds a custom resource's reconcile back, each said in its Ready
@@ -34,18 +33,9 @@ const dependencyRetry = 2 * time.Second
 // nothing.
 func (e *entryController) waitingFor() string {
 	var waits []string
-	for _, dep := range e.entry.DependsOn {
-		other, ok := e.op.entries[dep.Entry]
-		if !ok {
-			waits = append(waits, fmt.Sprintf("entry %s to be %s (it does not run in this operator)", dep.Entry, dep.Condition))
-			continue
-		}
-		st := other.status()
-		switch {
-		case !st.Started:
-			waits = append(waits, fmt.Sprintf("entry %s to be %s (not started yet)", dep.Entry, dep.Condition))
-		case dep.Condition == katalog.DependencyHealthy && other.consecutiveFailures.Load() > 0:
-			waits = append(waits, fmt.Sprintf("entry %s to be healthy (its last %d reconciles failed)", dep.Entry, other.consecutiveFailures.Load()))
+	for _, d := range e.dependencies() {
+		if !d.Satisfied {
+			waits = append(waits, d.Waiting)
 		}
 	}
 	return strings.Join(waits, "; ")

@@ -160,3 +160,116 @@ spec:
 		t.Errorf("database child %v", cm.Data)
 	}
 }
+
+// A gate that stops holding leaves what the custom resource already has as
+// it is, as upstream's kordinator (pkg/runtime/kordinator/worker.go: the
+// item is forgotten, the reconciler never called; its
+// conditional-reconciliation README: "The gate does not clean up"): the
+// children are neither deleted nor updated, and the entry reports itself
+// gated (/katalog/{entry}/health) until a reconcile runs again.
+func TestPreReconcileGateLeavesChildren(t *testing.T) {
+	h := startOperator(t, widgetPlan(t, `
+preReconcile:
+  reconcileGate:
+    when:
+      - "self.spec.enabled"
+onCreate:
+  configMaps:
+    - name: "${self.metadata.name}-cfg"
+      data: {channel: "${self.spec.channel}"}
+      reconcile: true
+`))
+	create(t, widget(h.ns, "shop", map[string]any{"enabled": true, "channel": "stable"}))
+	converged(t, h.ns, "shop")
+	h.idle("widget")
+	channel := func() string {
+		var cm corev1.ConfigMap
+		mustGet(t, h.ns, "shop-cfg", &cm)
+		return cm.Data["channel"]
+	}
+	if got := channel(); got != "stable" {
+		t.Fatalf("channel %q", got)
+	}
+	if st := h.controller("widget").status(); st.Gated || st.TotalReconciles == 0 {
+		t.Fatalf("before the gate: %+v", st)
+	}
+
+	// Disabled, and changed: not reconciled, the child stays as it was.
+	updateWidget(t, h.ns, "shop", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, false, "spec", "enabled")
+		_ = unstructured.SetNestedField(u.Object, "beta", "spec", "channel")
+	})
+	readyIs(t, h.ns, "shop", "False", ReasonGated)
+	h.idle("widget")
+	if got := channel(); got != "stable" {
+		t.Errorf("a gated reconcile updated the child: channel %q", got)
+	}
+	st := h.controller("widget").status()
+	if !st.Gated || !strings.Contains(st.GatedReason, "self.spec.enabled") {
+		t.Errorf("the entry does not report the gate: %+v", st)
+	}
+
+	// Enabled again: reconciled, the child follows, the gate is cleared.
+	updateWidget(t, h.ns, "shop", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, true, "spec", "enabled")
+	})
+	converged(t, h.ns, "shop")
+	eventually(t, "the child to follow", func() error {
+		if got := channel(); got != "beta" {
+			return fmt.Errorf("channel %q", got)
+		}
+		return nil
+	})
+	if st := h.controller("widget").status(); st.Gated || st.GatedReason != "" {
+		t.Errorf("the gate is still reported after a reconcile: %+v", st)
+	}
+}
+
+// The enqueue gate keeps a custom resource out of the work queue: nothing
+// is reconciled, its status and children stay as they are (upstream:
+// pkg/runtime/informer/enqueue.go drops the event).
+func TestEnqueueGateLeavesEverything(t *testing.T) {
+	h := startOperator(t, widgetPlan(t, `
+preReconcile:
+  enqueueGate:
+    when:
+      - "self.spec.enabled"
+onReconcile:
+  configMaps:
+    - name: "${self.metadata.name}-cfg"
+      data: {channel: "${self.spec.channel}"}
+`))
+	create(t, widget(h.ns, "shop", map[string]any{"enabled": true, "channel": "stable"}))
+	converged(t, h.ns, "shop")
+	h.idle("widget")
+	before := h.controller("widget").status().TotalReconciles
+	updateWidget(t, h.ns, "shop", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, false, "spec", "enabled")
+		_ = unstructured.SetNestedField(u.Object, "beta", "spec", "channel")
+	})
+	h.idle("widget")
+	var cm corev1.ConfigMap
+	mustGet(t, h.ns, "shop-cfg", &cm)
+	if cm.Data["channel"] != "stable" {
+		t.Errorf("the child was updated: %v", cm.Data)
+	}
+	c, _ := readyCondition(getWidget(t, h.ns, "shop"))
+	if c["status"] != "True" || c["reason"] != ReasonSucceeded {
+		t.Errorf("the status was touched: Ready %v", c)
+	}
+	if st := h.controller("widget").status(); st.TotalReconciles != before || st.Gated {
+		t.Errorf("an enqueue-gated resource was reconciled: %+v (before: %d reconciles)", st, before)
+	}
+	// A child's deletion enqueues its owner through the child watch: the
+	// gate still keeps it from being reconciled (the child stays gone).
+	if err := k8s.Delete(t.Context(), &cm); err != nil {
+		t.Fatal(err)
+	}
+	h.idle("widget")
+	if err := absent(h.ns, "shop-cfg", &corev1.ConfigMap{}); err != nil {
+		t.Errorf("an enqueue-gated resource got its child back: %v", err)
+	}
+	if st := h.controller("widget").status(); st.TotalReconciles != before {
+		t.Errorf("an enqueue-gated resource was reconciled after its child's deletion: %d reconciles, %d before", st.TotalReconciles, before)
+	}
+}

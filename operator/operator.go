@@ -136,6 +136,26 @@ type EntryStatus struct {
 	// failed, and the queue holds no more than its queue.maxDepth (a
 	// follower is healthy).
 	Healthy bool
+	// Pending is true while the entry has started but no reconcile has run.
+	Pending bool
+	// QueueDepth is how many custom resources wait in the work queue.
+	QueueDepth int
+	// StartedAt is when the entry started (zero: not yet).
+	StartedAt time.Time
+	// TotalReconciles counts the reconciles that ran (not those dependsOn
+	// or the preReconcile gate held back), FailedReconciles those that
+	// failed, ConsecutiveFailures the failures since the last success.
+	TotalReconciles, FailedReconciles, ConsecutiveFailures int64
+	// LastError is the error of the last failed reconcile ("" when none
+	// failed); LastReconcile when the last reconcile ran.
+	LastError     string
+	LastReconcile time.Time
+	// Gated is true when the preReconcile gate held a custom resource back
+	// and no reconcile has run since; GatedReason says which gate.
+	Gated       bool
+	GatedReason string
+	// Dependencies are the entry's dependsOn as they stand.
+	Dependencies []DependencyStatus
 }
 
 // Entry returns the run-time status of the entry named name; false when the
@@ -392,6 +412,9 @@ func (s *syncRunnable) Start(ctx context.Context) error {
 		s.op.synced.Store(true)
 		for _, e := range s.op.order {
 			e.informerSynced.Store(true)
+			if !e.entry.Reconciles {
+				e.health.started(time.Now())
+			}
 		}
 	}
 	<-ctx.Done()
@@ -408,6 +431,7 @@ type startedRunnable struct {
 func (s *startedRunnable) Start(ctx context.Context) error {
 	if s.cache.WaitForCacheSync(ctx) {
 		s.e.workersStarted.Store(true)
+		s.e.health.started(time.Now())
 	}
 	<-ctx.Done()
 	s.e.workersStarted.Store(false)
@@ -450,6 +474,7 @@ type entryController struct {
 	recentMu            sync.Mutex
 	recent              [32]bool // true: failed
 	recentN             int
+	health              entryHealth
 }
 
 func (e *entryController) status() EntryStatus {
@@ -466,6 +491,11 @@ func (e *entryController) status() EntryStatus {
 	// A follower (not the leader) is healthy too: its informer runs and
 	// it is ready to take over.
 	st.Healthy = e.informerSynced.Load() && e.failureRatio() < e.failureThreshold() && !e.queueOverDepth()
+	st.QueueDepth = e.queueDepth()
+	st.ConsecutiveFailures = e.consecutiveFailures.Load()
+	e.health.fill(&st)
+	st.Pending = st.Started && st.TotalReconciles == 0
+	st.Dependencies = e.dependencies()
 	return st
 }
 

@@ -48,6 +48,7 @@ func (e *entryController) Reconcile(ctx context.Context, req reconcile.Request) 
 	e.duration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		e.consecutiveFailures.Add(1)
+		e.health.failedWith(e.op.opts.Now(), err)
 	} else {
 		e.consecutiveFailures.Store(0)
 	}
@@ -87,6 +88,12 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		// namespace:); the watch filter keeps most of these away.
 		return reconcile.Result{}, false, nil
 	}
+	if !e.enqueues(cr.Object) {
+		// Kept out by preReconcile's enqueue gate, and brought here by a
+		// child's change or an earlier requeue: as upstream, nothing is
+		// done (no status, no children).
+		return reconcile.Result{}, false, nil
+	}
 	if waits := e.waitingFor(); waits != "" {
 		return e.hold(ctx, cr, ReasonWaiting, "waiting for "+waits, dependencyRetry)
 	}
@@ -97,7 +104,11 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if ok, err := e.gateHolds(cr, kids); err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	} else if !ok {
-		return e.hold(ctx, cr, ReasonGated, fmt.Sprintf("not reconciled: the preReconcile gate %s does not hold", e.entry.Gate.Source()), 0)
+		// As upstream's kordinator: the reconcile does not run, and what
+		// it created stays as it is (nothing is updated or deleted).
+		msg := fmt.Sprintf("not reconciled: the preReconcile gate %s does not hold", e.entry.Gate.Source())
+		e.health.gate(msg)
+		return e.hold(ctx, cr, ReasonGated, msg, 0)
 	}
 	if fins := e.finalizers(); len(fins) > 0 && !hasAll(cr.GetFinalizers(), fins) {
 		written, err := e.patchCopy(ctx, cr, true, func(w *unstructured.Unstructured) {
@@ -156,6 +167,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if a.retry {
 		out.RequeueAfter = retryAfter
 	}
+	e.health.succeeded(e.op.opts.Now())
 	return out, a.retry, nil
 }
 

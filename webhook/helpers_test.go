@@ -236,9 +236,9 @@ func fakePlan() *engine.Plan {
 	return &engine.Plan{
 		Katalog: &katalog.Katalog{Name: "fake"},
 		Entries: []*engine.Entry{
-			{Name: "website-v1alpha1", GVK: gvk("Website", "v1alpha1"), Workers: 1},
-			{Name: "website-v1", GVK: gvk("Website", "v1"), Workers: 3},
-			{Name: "blog-v1", GVK: gvk("Blog", "v1"), Workers: 2},
+			{Name: "website-v1alpha1", GVK: gvk("Website", "v1alpha1"), Workers: 1, Enabled: true},
+			{Name: "website-v1", GVK: gvk("Website", "v1"), Workers: 3, Enabled: true},
+			{Name: "blog-v1", GVK: gvk("Blog", "v1"), Workers: 2, Enabled: true},
 		},
 		Conversions: map[schema.GroupKind]*engine.Conversion{
 			{Group: group, Kind: "Website"}: {Versions: []string{"v1alpha1", "v1"}, StorageVersion: "v1"},

@@ -2,13 +2,22 @@ package webhook
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 )
+
+// The runtime's HTTP API under /katalog, with upstream Orkestra's routes
+// and field names (pkg/kordinator/crd_health_handers.go, cr_handlers.go;
+// registered in its runtime_konstructor.go): the summary of every entry,
+// one entry's info, its health, its custom resources. An entry's
+// `endpoints:` switches its routes off: such a route answers 404 as any
+// path the server does not know, as upstream, which never registers it.
 
 // EntryRuntime is what the operator knows about one katalog entry at run time.
 type EntryRuntime struct {
@@ -18,12 +27,37 @@ type EntryRuntime struct {
 	WorkersActive int
 	// ResourceCount is how many custom resources the entry's informer holds.
 	ResourceCount int
-	// Started is true once the entry's workers run.
-	Started bool
-	Healthy bool
+	// Started is true once the entry's workers run; Pending while no
+	// reconcile has run since.
+	Started, Pending bool
+	Healthy          bool
+	// QueueDepth is how many custom resources wait in the work queue.
+	QueueDepth int
+	// StartedAt is when the entry started; zero while it has not.
+	StartedAt time.Time
+	// TotalReconciles counts the reconciles that ran, FailedReconciles
+	// those that failed, ConsecutiveFailures the failures since the last
+	// success.
+	TotalReconciles, FailedReconciles, ConsecutiveFailures int64
+	// LastError is the last failed reconcile's error; LastReconcile when the
+	// last reconcile ran (zero: none yet).
+	LastError     string
+	LastReconcile time.Time
+	// Gated is true when the preReconcile gate held a custom resource back
+	// and no reconcile has run since; GatedReason names the gate.
+	Gated       bool
+	GatedReason string
+	// Dependencies are the entry's dependsOn as they stand.
+	Dependencies []DependencyRuntime
 	// Storage is the storage state of the entry's CRD; nil when nothing
 	// watches it (serve, or storage migration turned off).
 	Storage *StorageStatus
+}
+
+// DependencyRuntime is one dependsOn entry as the dependent sees it.
+type DependencyRuntime struct {
+	Entry, Condition, State string
+	Satisfied               bool
 }
 
 // StorageStatus is the `storage` object of a /katalog entry: the CRD's
@@ -46,17 +80,86 @@ type RuntimeStatus interface {
 	Entry(name string) (EntryRuntime, bool)
 }
 
-// KatalogEntry is one entry of the /katalog API.
+// Entry states, as upstream names them.
+const (
+	StateNotStarted = "not started"
+	StatePending    = "pending"
+	StateDegraded   = "degraded"
+	StateHealthy    = "healthy"
+	// StateGated is a healthy entry whose gate held a custom resource
+	// back (in the /katalog summary only, as upstream).
+	StateGated = "gated"
+)
+
+// KatalogSummary is the GET /katalog response.
+type KatalogSummary struct {
+	// Name and Description are the katalog's metadata.
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// CRDs are the enabled entries; Total counts every entry,
+	// TotalEnabled the enabled ones.
+	CRDs         []KatalogEntry `json:"crds"`
+	Total        int            `json:"total"`
+	TotalEnabled int            `json:"totalEnabled"`
+	// OrkReady is /readyz's answer.
+	OrkReady bool `json:"OrkReady"`
+	// Healthy is false, and Status 503, while an entry is degraded.
+	Healthy        bool         `json:"healthy"`
+	Status         int          `json:"status"`
+	DegradedReason string       `json:"degradedReason,omitempty"`
+	StatusCounts   StatusCounts `json:"statusCounts"`
+}
+
+// StatusCounts counts the entries by state ("not started" counts as pending).
+type StatusCounts struct {
+	Healthy  int `json:"healthy"`
+	Degraded int `json:"degraded"`
+	Started  int `json:"started"`
+	Pending  int `json:"pending"`
+}
+
+// KatalogEntry is one entry: GET /katalog/{crd}, and a row of /katalog.
 type KatalogEntry struct {
-	Name          string           `json:"name"`
-	GVK           string           `json:"gvk"`
-	Workers       int              `json:"workers"`
-	WorkersActive int              `json:"workersActive"`
-	ResourceCount int              `json:"resourceCount"`
-	Started       bool             `json:"started"`
-	Healthy       bool             `json:"healthy"`
-	Conversion    ConversionStatus `json:"conversion"`
-	Storage       *StorageStatus   `json:"storage,omitempty"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	GVK         string   `json:"gvk"`
+	GVR         string   `json:"gvr"`
+	Namespaced  bool     `json:"namespaced"`
+	DependsOn   []string `json:"dependsOn,omitempty"`
+	Workers     int      `json:"workers"`
+	// WorkersSource, ResyncSource and MaxDepthSource say whether the value
+	// is the katalog's ("configured") or the default.
+	WorkersSource  string `json:"workersSource"`
+	WorkersActive  int    `json:"workersActive"`
+	Resync         string `json:"resync"`
+	ResyncSource   string `json:"resyncSource"`
+	QueueDepth     int    `json:"queueDepth"`
+	MaxDepth       int    `json:"maxDepth"`
+	MaxDepthSource string `json:"maxDepthSource"`
+	ResourceCount  int    `json:"resourceCount"`
+	// TotalReconciles counts the reconciles that ran.
+	TotalReconciles int64  `json:"totalReconciles"`
+	State           string `json:"state"`
+	Healthy         bool   `json:"healthy"`
+	Started         bool   `json:"started"`
+	Pending         bool   `json:"pending"`
+	StartedAt       string `json:"startedAt"`
+	Uptime          string `json:"uptime"`
+	// ErrorRate is the percentage of the reconciles that failed.
+	ErrorRate   float64          `json:"errorRate"`
+	Gated       bool             `json:"gated"`
+	GatedReason string           `json:"gatedReason,omitempty"`
+	Endpoints   EndpointInfo     `json:"endpoints"`
+	Conversion  ConversionStatus `json:"conversion"`
+	Storage     *StorageStatus   `json:"storage,omitempty"`
+}
+
+// EndpointInfo names an entry's routes and whether they are served.
+type EndpointInfo struct {
+	Health        string `json:"health"`
+	Info          string `json:"info"`
+	HealthEnabled bool   `json:"healthEnabled"`
+	InfoEnabled   bool   `json:"infoEnabled"`
 }
 
 // ConversionStatus reports the conversions INTO an entry's version: an entry
@@ -73,35 +176,143 @@ type ConversionStatus struct {
 	P95LatencyMs float64 `json:"p95LatencyMs"`
 }
 
-// KatalogList is the /katalog response.
-type KatalogList struct {
-	// Katalog is the katalog's metadata.name.
-	Katalog string         `json:"katalog"`
-	Entries []KatalogEntry `json:"entries"`
+// katalogAPI serves the /katalog routes.
+type katalogAPI struct {
+	plan      *engine.Plan
+	metrics   *Metrics
+	runtime   RuntimeStatus
+	resources ResourceReader
+	// serving reports whether the server is ready (/readyz).
+	serving func() bool
+	now     func() time.Time
 }
 
-// katalogAPI serves GET /katalog and GET /katalog/{crd}.
-type katalogAPI struct {
-	plan    *engine.Plan
-	metrics *Metrics
-	runtime RuntimeStatus
-	// serving reports whether the webhook serves (the static health).
-	serving func() bool
+func (k *katalogAPI) register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /katalog", k.summary)
+	mux.HandleFunc("GET /katalog/{crd}", k.route(routeInfo, k.info))
+	mux.HandleFunc("GET /katalog/{crd}/health", k.route(routeHealth, k.health))
+	mux.HandleFunc("GET /katalog/{crd}/cr", k.route(routeInfo, k.crList))
+	mux.HandleFunc("GET /katalog/{crd}/cr/{path...}", k.route(routeInfo, k.crDetail))
+}
+
+// routeKind is which of an entry's switches serves a route.
+type routeKind int
+
+const (
+	routeInfo routeKind = iota
+	routeHealth
+)
+
+// route finds the entry a request names and serves it with h, unless the
+// entry's endpoints: switch the route off (404 as an unknown path). An
+// unknown or disabled entry is a 404 naming the entries served.
+func (k *katalogAPI) route(kind routeKind, h func(http.ResponseWriter, *http.Request, *engine.Entry)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("crd")
+		e := k.plan.Entry(name)
+		if e == nil || !e.Enabled {
+			k.unknown(w, name)
+			return
+		}
+		ep := endpointsOf(e)
+		if kind == routeInfo && !ep.Info || kind == routeHealth && !ep.Health {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r, e)
+	}
+}
+
+func (k *katalogAPI) unknown(w http.ResponseWriter, name string) {
+	known := []string{}
+	for _, e := range k.plan.Entries {
+		if e.Enabled {
+			known = append(known, e.Name)
+		}
+	}
+	writeJSON(w, http.StatusNotFound, map[string]any{
+		"error": "no katalog entry named " + quote(name) + "; known entries: " + strings.Join(known, ", "),
+		"known": known,
+	})
+}
+
+// endpointsOf returns the entry's route switches (all on when the entry
+// has no source, as in tests).
+func endpointsOf(e *engine.Entry) katalog.Endpoints {
+	if e.Source == nil {
+		return katalog.AllEndpoints
+	}
+	return e.Source.Endpoints
+}
+
+// runtimeOf returns what the runtime knows about e; false under serve.
+func (k *katalogAPI) runtimeOf(e *engine.Entry) (EntryRuntime, bool) {
+	if k.runtime == nil {
+		return EntryRuntime{}, false
+	}
+	return k.runtime.Entry(e.Name)
+}
+
+// stateOf derives upstream's state and the /health HTTP status. Under
+// serve (no runtime) nothing reconciles: the entry is healthy while the
+// server serves.
+func (k *katalogAPI) stateOf(rt EntryRuntime, known bool) (string, int) {
+	switch {
+	case !known && k.serving():
+		return StateHealthy, http.StatusOK
+	case !known || !rt.Started:
+		return StateNotStarted, http.StatusServiceUnavailable
+	case rt.Pending:
+		return StatePending, http.StatusOK
+	case !rt.Healthy:
+		return StateDegraded, http.StatusServiceUnavailable
+	}
+	return StateHealthy, http.StatusOK
 }
 
 func (k *katalogAPI) entry(e *engine.Entry) KatalogEntry {
+	rt, known := k.runtimeOf(e)
+	state, _ := k.stateOf(rt, known)
 	out := KatalogEntry{
-		Name:    e.Name,
-		GVK:     e.GVK.String(),
-		Workers: e.Workers,
-		Healthy: k.serving(),
+		Name:          e.Name,
+		GVK:           e.GVK.String(),
+		GVR:           e.GVR.String(),
+		Namespaced:    e.Namespaced,
+		Workers:       e.Workers,
+		WorkersSource: "default",
+		Resync:        e.Resync.String(),
+		ResyncSource:  "default",
+		// Upstream's default depth; 0 here means unbounded.
+		MaxDepthSource: "default",
+		State:          state,
+		Healthy:        k.serving(),
+		StartedAt:      StateNotStarted,
+		Uptime:         StateNotStarted,
+		Endpoints:      endpointInfo(e),
 	}
-	if k.runtime != nil {
-		if rt, ok := k.runtime.Entry(e.Name); ok {
-			out.Workers, out.WorkersActive, out.ResourceCount = rt.Workers, rt.WorkersActive, rt.ResourceCount
-			out.Started, out.Healthy = rt.Started, rt.Healthy
-			out.Storage = rt.Storage
+	for _, d := range e.DependsOn {
+		out.DependsOn = append(out.DependsOn, d.Entry)
+	}
+	if src := e.Source; src != nil {
+		out.Description = src.Description
+		if !src.WorkersPos.IsZero() {
+			out.WorkersSource = "configured"
 		}
+		if !src.ResyncPos.IsZero() {
+			out.ResyncSource = "configured"
+		}
+		if src.Queue != nil && src.Queue.MaxDepth > 0 {
+			out.MaxDepth, out.MaxDepthSource = src.Queue.MaxDepth, "configured"
+		}
+	}
+	if known {
+		out.Workers, out.WorkersActive, out.ResourceCount = rt.Workers, rt.WorkersActive, rt.ResourceCount
+		out.Started, out.Healthy, out.Pending = rt.Started, rt.Healthy, rt.Pending
+		out.QueueDepth, out.TotalReconciles = rt.QueueDepth, rt.TotalReconciles
+		out.ErrorRate = errorRate(rt)
+		out.Gated, out.GatedReason = rt.Gated, rt.GatedReason
+		out.StartedAt, out.Uptime = k.startedAt(rt)
+		out.Storage = rt.Storage
 	}
 	if k.plan.Conversions[e.GVK.GroupKind()] != nil {
 		out.Conversion.Enabled = true
@@ -115,33 +326,67 @@ func (k *katalogAPI) entry(e *engine.Entry) KatalogEntry {
 	return out
 }
 
+func endpointInfo(e *engine.Entry) EndpointInfo {
+	ep := endpointsOf(e)
+	return EndpointInfo{Health: "/katalog/" + e.Name + "/health", Info: "/katalog/" + e.Name, HealthEnabled: ep.Health, InfoEnabled: ep.Info}
+}
+
+// errorRate is the percentage of the reconciles that failed.
+func errorRate(rt EntryRuntime) float64 {
+	if rt.TotalReconciles == 0 {
+		return 0
+	}
+	return math.Round(float64(rt.FailedReconciles)/float64(rt.TotalReconciles)*10000) / 100
+}
+
+// startedAt returns upstream's startedAt and uptime texts.
+func (k *katalogAPI) startedAt(rt EntryRuntime) (string, string) {
+	if rt.StartedAt.IsZero() {
+		return StateNotStarted, StateNotStarted
+	}
+	return rt.StartedAt.UTC().Format(time.RFC3339), k.now().Sub(rt.StartedAt).Round(time.Second).String()
+}
+
 // millis converts to milliseconds, rounded to the microsecond.
 func millis(d time.Duration) float64 {
 	return math.Round(float64(d)/float64(time.Microsecond)) / 1000
 }
 
-func (k *katalogAPI) list(w http.ResponseWriter, _ *http.Request) {
-	out := KatalogList{Katalog: k.plan.Katalog.Name, Entries: make([]KatalogEntry, 0, len(k.plan.Entries))}
+func (k *katalogAPI) summary(w http.ResponseWriter, _ *http.Request) {
+	out := KatalogSummary{Name: k.plan.Katalog.Name, Description: k.plan.Katalog.Description, CRDs: []KatalogEntry{}, OrkReady: k.serving()}
 	for _, e := range k.plan.Entries {
-		out.Entries = append(out.Entries, k.entry(e))
+		out.Total++
+		if !e.Enabled {
+			continue
+		}
+		out.TotalEnabled++
+		row := k.entry(e)
+		switch row.State {
+		case StateHealthy:
+			out.StatusCounts.Healthy++
+			if row.Gated {
+				row.State = StateGated
+			}
+		case StateDegraded:
+			out.StatusCounts.Degraded++
+		default:
+			out.StatusCounts.Pending++
+		}
+		out.CRDs = append(out.CRDs, row)
 	}
-	writeJSON(w, http.StatusOK, out)
+	out.Healthy, out.Status = true, http.StatusOK
+	if c := out.StatusCounts; c.Degraded > 0 {
+		out.Healthy, out.Status = false, http.StatusServiceUnavailable
+		out.DegradedReason = fmt.Sprintf("%d degraded", c.Degraded)
+		if c.Pending > 0 {
+			out.DegradedReason += fmt.Sprintf(", %d pending", c.Pending)
+		}
+	}
+	writeJSON(w, out.Status, out)
 }
 
-func (k *katalogAPI) get(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("crd")
-	if e := k.plan.Entry(name); e != nil {
-		writeJSON(w, http.StatusOK, k.entry(e))
-		return
-	}
-	known := make([]string, len(k.plan.Entries))
-	for i, e := range k.plan.Entries {
-		known[i] = e.Name
-	}
-	writeJSON(w, http.StatusNotFound, map[string]any{
-		"error": "no katalog entry named " + quote(name) + "; known entries: " + strings.Join(known, ", "),
-		"known": known,
-	})
+func (k *katalogAPI) info(w http.ResponseWriter, _ *http.Request, e *engine.Entry) {
+	writeJSON(w, http.StatusOK, k.entry(e))
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -139,6 +139,9 @@ type Server struct {
 	// Runtime supplies run-time entry facts; nil reports static values:
 	// workers from the plan, not started, healthy while serving.
 	Runtime RuntimeStatus
+	// Resources reads the custom resources of the /katalog/{crd}/cr
+	// routes; nil answers them 503 (serve).
+	Resources ResourceReader
 	// Registry receives the conversion metrics and backs /metrics; nil means
 	// controller-runtime's metrics.Registry.
 	Registry ctrlmetrics.RegistererGatherer
@@ -262,9 +265,9 @@ func (s *Server) httpMux() http.Handler {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	k := &katalogAPI{plan: s.Plan, metrics: s.metrics, runtime: s.Runtime, serving: func() bool { return s.readiness() == nil }}
-	mux.HandleFunc("GET /katalog", k.list)
-	mux.HandleFunc("GET /katalog/{crd}", k.get)
+	k := &katalogAPI{plan: s.Plan, metrics: s.metrics, runtime: s.Runtime, resources: s.Resources,
+		serving: func() bool { return s.readiness() == nil }, now: time.Now}
+	k.register(mux)
 	for pattern, h := range s.ExtraHTTP {
 		mux.Handle(pattern, h)
 	}

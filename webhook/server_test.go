@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -92,110 +91,6 @@ func TestActiveGaugeDuringConversion(t *testing.T) {
 	<-done
 	if g := metric(t, ts.reg, MetricActive, map[string]string{"kind": "Website"}); g.GetGauge().GetValue() != 0 {
 		t.Errorf("active = %v after, want 0", g.GetGauge().GetValue())
-	}
-}
-
-func TestKatalogAPI(t *testing.T) {
-	ts := startServer(t)
-	// Into v1: 2 successes + 1 failure; into v1alpha1: 1 success.
-	ts.post(t, review(t, ReviewV1, "k1", group+"/v1", website("v1alpha1", "a", "nginx"), website("v1alpha1", "b", "nginx")))
-	ts.post(t, review(t, ReviewV1, "k2", group+"/v1", website("v1alpha1", "c", "fail")))
-	ts.post(t, review(t, ReviewV1, "k3", group+"/v1alpha1", website("v1", "d", "nginx")))
-
-	code, body := ts.get(t, "/katalog")
-	if code != 200 {
-		t.Fatalf("/katalog HTTP %d: %s", code, body)
-	}
-	var list KatalogList
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&list); err != nil {
-		t.Fatal(err)
-	}
-	if list.Katalog != "fake" || len(list.Entries) != 3 {
-		t.Fatalf("list %+v", list)
-	}
-	byName := map[string]KatalogEntry{}
-	for _, e := range list.Entries {
-		byName[e.Name] = e
-	}
-	v1 := byName["website-v1"]
-	if v1.GVK != "demo.orkestra.io/v1, Kind=Website" || v1.Workers != 3 || v1.WorkersActive != 0 || v1.ResourceCount != 0 || v1.Started || !v1.Healthy {
-		t.Errorf("website-v1 %+v", v1)
-	}
-	if c := v1.Conversion; !c.Enabled || c.Total != 3 || c.Success != 2 || c.Failures != 1 || c.AvgLatencyMs <= 0 || c.P95LatencyMs <= 0 || c.P95LatencyMs > 1000 {
-		t.Errorf("website-v1 conversion %+v, want enabled, 3 total, 2 success, 1 failure, latencies", c)
-	}
-	if c := byName["website-v1alpha1"].Conversion; !c.Enabled || c.Total != 1 || c.Success != 1 || c.Failures != 0 {
-		t.Errorf("website-v1alpha1 conversion %+v, want 1 success", c)
-	}
-	if c := byName["blog-v1"].Conversion; !c.Enabled || c.Total != 0 {
-		t.Errorf("blog-v1 conversion %+v", c)
-	}
-
-	// One entry, with the raw JSON field names.
-	code, body = ts.get(t, "/katalog/website-v1")
-	if code != 200 {
-		t.Fatalf("HTTP %d: %s", code, body)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(body, &raw); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"name", "gvk", "workers", "workersActive", "resourceCount", "started", "healthy", "conversion"} {
-		if _, ok := raw[k]; !ok {
-			t.Errorf("/katalog/website-v1 has no %q: %s", k, body)
-		}
-	}
-	conv := raw["conversion"].(map[string]any)
-	for _, k := range []string{"enabled", "total", "success", "failures", "avgLatencyMs", "p95LatencyMs"} {
-		if _, ok := conv[k]; !ok {
-			t.Errorf("conversion has no %q: %s", k, body)
-		}
-	}
-	if raw["name"] != "website-v1" || conv["total"] != 3.0 {
-		t.Errorf("%s", body)
-	}
-
-	code, body = ts.get(t, "/katalog/nope")
-	var e struct {
-		Error string
-		Known []string
-	}
-	if err := json.Unmarshal(body, &e); code != 404 || err != nil {
-		t.Fatalf("HTTP %d %s", code, body)
-	}
-	mustContain(t, e.Error, `"nope"`, "website-v1alpha1, website-v1, blog-v1")
-	if len(e.Known) != 3 {
-		t.Errorf("known %v", e.Known)
-	}
-	if code, _ := ts.do(t, http.MethodPost, ts.http+"/katalog", "application/json", nil); code != 405 {
-		t.Errorf("POST /katalog: HTTP %d, want 405", code)
-	}
-}
-
-type fakeRuntime map[string]EntryRuntime
-
-func (f fakeRuntime) Entry(name string) (EntryRuntime, bool) { e, ok := f[name]; return e, ok }
-
-func TestKatalogAPIRuntimeStatus(t *testing.T) {
-	ts := startServer(t, func(s *Server) {
-		s.Runtime = fakeRuntime{"website-v1": {Workers: 5, WorkersActive: 2, ResourceCount: 42, Started: true, Healthy: false}}
-	})
-	var e KatalogEntry
-	_, body := ts.get(t, "/katalog/website-v1")
-	if err := json.Unmarshal(body, &e); err != nil {
-		t.Fatal(err)
-	}
-	if e.Workers != 5 || e.WorkersActive != 2 || e.ResourceCount != 42 || !e.Started || e.Healthy {
-		t.Errorf("runtime values not reported: %+v", e)
-	}
-	_, body = ts.get(t, "/katalog/blog-v1") // unknown to the runtime: static values
-	if err := json.Unmarshal(body, &e); err != nil {
-		t.Fatal(err)
-	}
-	if e.Workers != 2 || e.Started || !e.Healthy {
-		t.Errorf("static values: %+v", e)
 	}
 }
 
@@ -508,30 +403,5 @@ func TestLastConversionTimestamp(t *testing.T) {
 	}
 	if other := metric(t, ts.reg, MetricLastSeen, map[string]string{"kind": "Website", "from_version": "v1alpha1", "to_version": "v1"}); other != nil {
 		t.Errorf("a pair that never converted has a timestamp: %v", other)
-	}
-}
-
-// The storage object appears when the runtime knows the CRD's storage
-// state, with remaining null when unknown.
-func TestKatalogAPIStorage(t *testing.T) {
-	ts := startServer(t, func(s *Server) {
-		s.Runtime = fakeRuntime{"website-v1": {Healthy: true, Storage: &StorageStatus{StoredVersions: []string{"v1alpha1", "v1"}, Migrating: true, Migrated: 12, LastError: "boom"}}}
-	})
-	_, body := ts.get(t, "/katalog/website-v1")
-	want := `"storage": {
-    "storedVersions": [
-      "v1alpha1",
-      "v1"
-    ],
-    "migrating": true,
-    "migrated": 12,
-    "remaining": null,
-    "lastError": "boom"
-  }`
-	if !strings.Contains(string(body), want) {
-		t.Errorf("/katalog/website-v1:\n%s\nwant it to hold\n%s", body, want)
-	}
-	if _, body = ts.get(t, "/katalog/blog-v1"); strings.Contains(string(body), `"storage"`) {
-		t.Errorf("an entry without storage state shows one:\n%s", body)
 	}
 }

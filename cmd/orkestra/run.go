@@ -226,6 +226,7 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 		Plan:       plan,
 		Converter:  conversion.New(plan, conversion.Options{}),
 		Runtime:    rt,
+		Resources:  op,
 		Registry:   ctrlmetrics.Registry,
 		ReadyCheck: op.Ready,
 		Log:        log.WithName("webhook"),
@@ -266,11 +267,24 @@ func (r operatorRuntime) Entry(name string) (webhook.EntryRuntime, bool) {
 		return webhook.EntryRuntime{}, false
 	}
 	out := webhook.EntryRuntime{
-		Workers:       st.Workers,
-		WorkersActive: st.WorkersActive,
-		ResourceCount: st.ResourceCount,
-		Started:       st.Started,
-		Healthy:       st.Healthy,
+		Workers:             st.Workers,
+		WorkersActive:       st.WorkersActive,
+		ResourceCount:       st.ResourceCount,
+		Started:             st.Started,
+		Pending:             st.Pending,
+		Healthy:             st.Healthy,
+		QueueDepth:          st.QueueDepth,
+		StartedAt:           st.StartedAt,
+		TotalReconciles:     st.TotalReconciles,
+		FailedReconciles:    st.FailedReconciles,
+		ConsecutiveFailures: st.ConsecutiveFailures,
+		LastError:           st.LastError,
+		LastReconcile:       st.LastReconcile,
+		Gated:               st.Gated,
+		GatedReason:         st.GatedReason,
+	}
+	for _, d := range st.Dependencies {
+		out.Dependencies = append(out.Dependencies, webhook.DependencyRuntime{Entry: d.Entry, Condition: d.Condition, State: d.State, Satisfied: d.Satisfied})
 	}
 	if e := r.plan.Entry(name); r.storage != nil && e != nil && e.Source.CRD != nil {
 		if s, ok := r.storage.Status(e.Source.CRD.Object.Name); ok {
