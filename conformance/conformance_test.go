@@ -32,6 +32,7 @@ const (
 
 	looseHostPortKatalog = "testdata/loosehostport/katalog.yaml"
 	retentionKatalog     = "testdata/retention/katalog.yaml"
+	newestKatalog        = "testdata/newest/katalog.yaml"
 )
 
 // The API server is started once and shared by the tests, one after the
@@ -196,6 +197,22 @@ func TestLegacyWebsite(t *testing.T) {
 	if len(r.Find("roundtrip/")) != 0 || len(r.Find("outputs")) != 0 {
 		t.Errorf("round trips for a single-version CRD: %v", r.Find("roundtrip/"))
 	}
+}
+
+// A katalog in upstream's newest layout (v0.7.18), its conversion paths
+// under admission.conversion, converts and passes every group, the API
+// server's included.
+func TestNewestLayout(t *testing.T) {
+	plan := compile(t, newestKatalog)
+	if c := plan.Entries[0].Source.Conversion; c == nil || c.Path != "admission.conversion" {
+		t.Fatalf("the fixture's conversion is not read from admission.conversion: %+v", c)
+	}
+	r := run(t, plan, Options{Count: 30, Seed: 1, APIServer: true, Environment: apiEnv(t)})
+	mustPass(t, r)
+	mustHave(t, r, "static/compile", "static/samples buckets",
+		"roundtrip/buckets.layout.orkestra.io v1alpha1→v1→v1alpha1", "roundtrip/buckets.layout.orkestra.io v1→v1alpha1→v1",
+		"apiserver/install buckets", "read v1alpha1→v1 [v1,v1beta1]", "read v1→v1alpha1 [v1beta1,v1]",
+		"storage v1→v1alpha1, mixed list [v1,v1beta1]", "webhook reviews [v1,v1beta1]", "webhook reviews [v1beta1,v1]")
 }
 
 func hostPortGolden() []Golden {

@@ -59,28 +59,45 @@ type Security struct {
 // validationKeys are a validation rule's own keys besides the condition's.
 var validationKeys = []string{"message", "action", "rule"}
 
-// admission decodes an entry's `validation:`, `mutation:` and `admission:`.
-func (d *decoder) admission(e *CRDEntry, o object) {
-	if !o.has("validation") && !o.has("mutation") && !o.has("admission") {
-		return
-	}
-	a := &Admission{Pos: e.Pos}
-	v, m, prefix := o["validation"], o["mutation"], ""
-	if f, ok := o["admission"]; ok {
-		if v.value != nil || m.value != nil {
-			d.errorf(f.key, "admission", "admission: holds validation: and mutation:; write them in one place")
-			return
+// admission decodes an entry's validation:, mutation: and conversion:,
+// each written flat on the entry (the original layout) or under
+// admission: (upstream's newest, v0.7.18); one key written both ways is an
+// error naming both places. It returns the conversion block, wherever it
+// was written, with its field path.
+func (d *decoder) admission(e *CRDEntry, o object) (conv field, convPath string) {
+	blocks := map[string]field{}
+	paths := map[string]string{}
+	for _, k := range admissionKeys {
+		if f, ok := o[k]; ok {
+			blocks[k], paths[k] = f, k
 		}
+	}
+	if f, ok := o["admission"]; ok {
 		ao := d.mapping(f.value, "admission", admissionKeys, nil)
-		v, m, prefix = ao["validation"], ao["mutation"], "admission."
+		for _, k := range admissionKeys {
+			nf, ok := ao[k]
+			if !ok {
+				continue
+			}
+			if flat, both := blocks[k]; both {
+				d.errorf(nf.key, "admission."+k, "%s is written both here and flat on the entry at %s; keep one (admission.%s is the newer layout)", k, d.pos(flat.key), k)
+				continue
+			}
+			blocks[k], paths[k] = nf, "admission."+k
+		}
 	}
-	if v.value != nil {
-		a.Validation = d.validationRules(v.value, prefix+"validation")
+	v, m := blocks["validation"], blocks["mutation"]
+	if v.value != nil || m.value != nil {
+		a := &Admission{Pos: e.Pos}
+		if v.value != nil {
+			a.Validation = d.validationRules(v.value, paths["validation"])
+		}
+		if m.value != nil {
+			a.Mutation = d.mutationRules(m.value, paths["mutation"])
+		}
+		e.Admission = a
 	}
-	if m.value != nil {
-		a.Mutation = d.mutationRules(m.value, prefix+"mutation")
-	}
-	e.Admission = a
+	return blocks["conversion"], paths["conversion"]
 }
 
 func (d *decoder) validationRules(n *yaml.Node, path string) []*ValidationRule {

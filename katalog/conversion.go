@@ -7,20 +7,22 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-func (d *decoder) conversion(n *yaml.Node) *Conversion {
-	o := d.mapping(n, "conversion", conversionKeys, unimplementedConversion)
-	c := &Conversion{Pos: d.pos(resolve(n))}
-	c.StorageVersion, c.StoragePos = d.str(o["storageVersion"].value, "conversion.storageVersion"), d.pos(o["storageVersion"].value)
+// conversion decodes a conversion block found at path: conversion (the
+// flat layout) or admission.conversion (upstream's newest).
+func (d *decoder) conversion(n *yaml.Node, path string) *Conversion {
+	o := d.mapping(n, path, conversionKeys, unimplementedConversion)
+	c := &Conversion{Pos: d.pos(resolve(n)), Path: path}
+	c.StorageVersion, c.StoragePos = d.str(o["storageVersion"].value, path+".storageVersion"), d.pos(o["storageVersion"].value)
 	list := resolve(o["paths"].value)
 	if list == nil || isNull(list) {
 		return c
 	}
 	if list.Kind != yaml.SequenceNode {
-		d.errorf(list, "conversion.paths", "must be a list of `- from: … / to: …` paths")
+		d.errorf(list, path+".paths", "must be a list of `- from: … / to: …` paths")
 		return c
 	}
 	for i, item := range list.Content {
-		ipath := fmt.Sprintf("conversion.paths[%d]", i)
+		ipath := fmt.Sprintf("%s.paths[%d]", path, i)
 		po := d.mapping(item, ipath, conversionPathKeys, nil)
 		p := &ConversionPath{Pos: d.pos(resolve(item)), Index: i}
 		p.From, p.FromPos = d.str(po["from"].value, ipath+".from"), d.pos(po["from"].value)
@@ -92,7 +94,7 @@ func checkConversions(k *Katalog, diags *Diagnostics) {
 			*diags = append(*diags, Diagnostic{Pos: p, Entry: e.Name, Field: field, Message: fmt.Sprintf(format, args...)})
 		}
 		if prev, ok := owner[e.CRD]; ok {
-			add(c.Pos, "conversion", "the CRD %s already has a conversion block in entry %q (%s); declare all its paths in one entry", e.CRD.Object.Name, prev.Name, prev.Conversion.Pos)
+			add(c.Pos, c.Path, "the CRD %s already has a conversion block in entry %q (%s); declare all its paths in one entry", e.CRD.Object.Name, prev.Name, prev.Conversion.Pos)
 			continue
 		}
 		owner[e.CRD] = e
@@ -100,11 +102,11 @@ func checkConversions(k *Katalog, diags *Diagnostics) {
 			// Optional, as upstream: the CRD says which version it stores.
 			c.StorageVersion = e.CRD.StorageVersion
 		} else if c.StorageVersion != e.CRD.StorageVersion {
-			add(c.StoragePos, "conversion.storageVersion", "storageVersion %q is not the storage version of CRD %s, which stores %q; make them agree", c.StorageVersion, e.CRD.Object.Name, e.CRD.StorageVersion)
+			add(c.StoragePos, c.Path+".storageVersion", "storageVersion %q is not the storage version of CRD %s, which stores %q; make them agree", c.StorageVersion, e.CRD.Object.Name, e.CRD.StorageVersion)
 		}
 		seen := map[[2]string]*ConversionPath{}
 		for _, p := range c.Paths {
-			field := fmt.Sprintf("conversion.paths[%d]", p.Index)
+			field := fmt.Sprintf("%s.paths[%d]", c.Path, p.Index)
 			for _, v := range []struct {
 				name string
 				pos  Pos

@@ -41,7 +41,7 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		e.DependsOn = d.dependsOn(f.value, "dependsOn")
 	}
 	d.apiTypes(e, o["apiTypes"])
-	d.admission(e, o)
+	conv, convPath := d.admission(e, o)
 	if f, ok := o["endpoints"]; ok {
 		d.endpoints(e, f)
 	}
@@ -88,12 +88,12 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		}
 		d.motifImports(e.Box, f.value, "imports")
 	}
-	if o.has("conversion") {
+	if conv.value != nil {
 		// A block with neither paths nor storageVersion (upstream's
 		// `participant: true` on the other versions' entries) only says the
 		// entry takes part in the CRD's conversion, which another entry
 		// declares: it is not a second conversion block.
-		if c := d.conversion(o["conversion"].value); len(c.Paths) > 0 || c.StorageVersion != "" {
+		if c := d.conversion(conv.value, convPath); len(c.Paths) > 0 || c.StorageVersion != "" {
 			e.Conversion = c
 		}
 	}

@@ -8,7 +8,7 @@ package katalog
 // boxKeys, reconcilerKeys (box.go), validationKeys (admission.go),
 // customMetadataKeys (custom.go).
 var (
-	admissionKeys           = []string{"validation", "mutation"}
+	admissionKeys           = []string{"validation", "mutation", "conversion"}
 	validationBlockKeys     = []string{"rules", "include"}
 	mutationBlockKeys       = []string{"rules", "mutateFirst", "include"}
 	mutationRuleKeys        = []string{"field", "default", "override", "valueType"}

@@ -429,7 +429,10 @@ type StatusField struct {
 
 // Conversion declares how objects convert between the CRD's versions.
 type Conversion struct {
-	Pos            Pos
+	Pos Pos
+	// Path is where the block was written: conversion (the flat layout)
+	// or admission.conversion (upstream's newest).
+	Path           string
 	StorageVersion string
 	StoragePos     Pos
 	Paths          []*ConversionPath

@@ -1,0 +1,100 @@
+package katalog
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// conversionBlock is a website conversion at the given indentation.
+func conversionBlock(indent string) string {
+	var b strings.Builder
+	for _, l := range []string{
+		"conversion:",
+		"  storageVersion: v1",
+		"  paths:",
+		"    - from: v1alpha1",
+		"      to: v1",
+		"      spec:",
+		"        theme: \"${self.spec.theme}\"",
+		"    - from: v1",
+		"      to: v1alpha1",
+		"      spec: {}",
+	} {
+		b.WriteString(indent + l + "\n")
+	}
+	return b.String()
+}
+
+// Upstream v0.7.18 moved conversion paths under the entry's admission:
+// block (orkspace/orkestra CHANGELOG v0.7.18); the flat key keeps loading.
+// Both spellings decode into the same Conversion, through one decoder.
+func TestAdmissionConversionIsTheFlatKeyNested(t *testing.T) {
+	flat, fd := Load(writeKatalog(t, header+entry+conversionBlock("      ")))
+	nested, nd := Load(writeKatalog(t, header+entry+"      admission:\n"+conversionBlock("        ")))
+	if fd.HasErrors() || nd.HasErrors() {
+		t.Fatalf("flat: %v\nnested: %v", fd, nd)
+	}
+	f, n := flat.CRDs[0].Conversion, nested.CRDs[0].Conversion
+	if f == nil || n == nil {
+		t.Fatalf("conversion not decoded: flat %v, nested %v", f, n)
+	}
+	if f.Path != "conversion" || n.Path != "admission.conversion" {
+		t.Errorf("paths: flat %q, nested %q", f.Path, n.Path)
+	}
+	if len(n.Paths) != 2 || n.StorageVersion != "v1" {
+		t.Fatalf("nested: %d paths, storage %q", len(n.Paths), n.StorageVersion)
+	}
+	for i := range f.Paths {
+		a, b := f.Paths[i], n.Paths[i]
+		if a.From != b.From || a.To != b.To || !reflect.DeepEqual(plainOf(a.Spec), plainOf(b.Spec)) {
+			t.Errorf("path %d: flat %s→%s %v, nested %s→%s %v", i, a.From, a.To, plainOf(a.Spec), b.From, b.To, plainOf(b.Spec))
+		}
+	}
+	// An admission: block that holds only conversion declares no rules.
+	if nested.CRDs[0].Admission != nil {
+		t.Errorf("admission rules from a conversion-only admission block: %+v", nested.CRDs[0].Admission)
+	}
+}
+
+func TestAdmissionLayoutErrors(t *testing.T) {
+	cases := []struct{ name, body, want string }{
+		{"conversion in both places", header + entry + conversionBlock("      ") + "      admission:\n" + conversionBlock("        "),
+			`25:9: [site] admission.conversion: conversion is written both here and flat on the entry at KATALOG:14:7; keep one`},
+		{"validation in both places", header + entry + "      validation:\n        rules: []\n      admission:\n        validation:\n          rules: []\n",
+			`17:9: [site] admission.validation: validation is written both here and flat on the entry at KATALOG:14:7; keep one`},
+		{"decode errors name the nested path", header + entry + "      admission:\n        conversion:\n          paths:\n            - from: v1\n",
+			`17:15: [site] admission.conversion.paths[0]: a conversion path needs both from: and to: versions`},
+		{"unserved version under admission", header + entry + "      admission:\n        conversion:\n          paths:\n            - from: v1\n              to: v9\n",
+			`18:19: [site] admission.conversion.paths[0].to: version "v9" is not served`},
+		{"unknown admission key", header + entry + "      admission:\n        conversions: {}\n",
+			`15:9: [site] admission.conversions: unknown key "conversions"; did you mean "conversion"?`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeKatalog(t, tc.body)
+			_, diags := Load(p)
+			errs := diags.Errors()
+			if len(errs) == 0 {
+				t.Fatalf("no error; want %q", tc.want)
+			}
+			got := strings.ReplaceAll(errs[0].Error(), p, "KATALOG")
+			if !strings.HasPrefix(got, "KATALOG:"+tc.want) {
+				t.Fatalf("got  %s\nwant KATALOG:%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// Flat validation and nested conversion (a katalog half-way to the newest
+// layout) load together: each key is written once.
+func TestMixedLayoutLoads(t *testing.T) {
+	k, diags := Load(writeKatalog(t, header+entry+"      validation:\n        rules:\n          - {rule: \"has(self.spec)\", message: m}\n      admission:\n"+conversionBlock("        ")))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	e := k.CRDs[0]
+	if e.Admission == nil || len(e.Admission.Validation) != 1 || e.Conversion == nil || len(e.Conversion.Paths) != 2 {
+		t.Fatalf("admission %+v conversion %+v", e.Admission, e.Conversion)
+	}
+}
