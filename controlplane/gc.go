@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
@@ -19,7 +20,9 @@ import (
 // garbage collector of kube-controller-manager does on a real cluster (the
 // local control plane runs none): an object all of whose owner references
 // name objects that no longer exist is deleted (background propagation).
-// Owners of kinds it does not watch count as existing.
+// Owners of kinds it does not watch count as existing. It also empties and
+// removes deleted namespaces (finalizeNamespaces), the other half of
+// cleaning up that the local control plane would otherwise lack.
 type GarbageCollector struct {
 	cfg *rest.Config
 	// Rediscover is how often new kinds (CRDs installed since) are looked
@@ -55,6 +58,10 @@ func (g *GarbageCollector) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cs, err := kubernetes.NewForConfig(g.cfg)
+	if err != nil {
+		return err
+	}
 	factory := metadatainformer.NewSharedInformerFactory(mc, 0)
 	sweep := make(chan struct{}, 1)
 	poke := func() {
@@ -73,6 +80,9 @@ func (g *GarbageCollector) Run(ctx context.Context) error {
 			return nil
 		case <-sweep:
 			g.sweep(ctx, mc)
+			g.mu.Lock()
+			g.finalizeNamespaces(ctx, mc, cs.CoreV1().Namespaces())
+			g.mu.Unlock()
 		case <-tick.C:
 		}
 	}

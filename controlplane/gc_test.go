@@ -77,3 +77,80 @@ func TestGarbageCollector(t *testing.T) {
 		t.Error("the dependent of a kind the cluster does not serve was deleted")
 	}
 }
+
+// TestNamespaceDeletion: on a control plane without kube-controller-manager,
+// a deleted namespace is emptied and removed as its namespace controller
+// would do; an object holding a finalizer of its own holds the namespace
+// (Terminating) until it is released; other namespaces are left alone.
+func TestNamespaceDeletion(t *testing.T) {
+	assets, err := FindAssets(t.Context(), "", &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := Start(t.Context(), assets, t.TempDir(), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- NewGarbageCollector(cp.Config).Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	cs := kubernetes.NewForConfigOrDie(cp.Config)
+
+	for _, ns := range []string{"doomed", "kept"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, cm := range []*corev1.ConfigMap{
+			{ObjectMeta: metav1.ObjectMeta{Name: "plain"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"}}},
+		} {
+			if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cs.CoreV1().Namespaces().Delete(ctx, "doomed", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting until %s", what)
+			}
+		}
+	}
+	gone := func(err error) bool { return apierrors.IsNotFound(err) }
+	until("the deleted namespace's unheld objects are deleted", func() bool {
+		_, e1 := cs.CoreV1().ConfigMaps("doomed").Get(ctx, "plain", metav1.GetOptions{})
+		_, e2 := cs.CoreV1().Secrets("doomed").Get(ctx, "s", metav1.GetOptions{})
+		return gone(e1) && gone(e2)
+	})
+	until("the held object is being deleted", func() bool {
+		cm, err := cs.CoreV1().ConfigMaps("doomed").Get(ctx, "held", metav1.GetOptions{})
+		return err == nil && cm.DeletionTimestamp != nil
+	})
+	time.Sleep(2 * time.Second) // several sweeps
+	if ns, err := cs.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{}); err != nil || ns.Status.Phase != corev1.NamespaceTerminating {
+		t.Fatalf("namespace doomed with a held object: want it Terminating, got %v (err %v)", ns.Status.Phase, err)
+	}
+	held, _ := cs.CoreV1().ConfigMaps("doomed").Get(ctx, "held", metav1.GetOptions{})
+	held.Finalizers = nil
+	if _, err := cs.CoreV1().ConfigMaps("doomed").Update(ctx, held, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	until("the released namespace is removed", func() bool {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
+		return gone(err)
+	})
+	for _, name := range []string{"plain", "held"} {
+		if cm, err := cs.CoreV1().ConfigMaps("kept").Get(ctx, name, metav1.GetOptions{}); err != nil || cm.DeletionTimestamp != nil {
+			t.Errorf("configmap kept/%s of a namespace not deleted was touched (err %v)", name, err)
+		}
+	}
+}
