@@ -125,6 +125,11 @@ func (c *compiler) box(sc compileScope, e *Entry, finalizers []string) {
 		e.Gate = c.conditions(sc, g.ReconcileWhen, g.ReconcileOr, "operatorBox.preReconcile")
 		e.EnqueueGate = c.conditions(sc, g.EnqueueWhen, g.EnqueueOr, "operatorBox.preReconcile.enqueueGate")
 	}
+	if cl := box.Cleanup; cl != nil {
+		if cond := c.conditions(sc, cl.When, cl.Or, "operatorBox.runtime.cleanup"); cond != nil {
+			e.Cleanup = &Cleanup{Source: cl, When: cond}
+		}
+	}
 	if box.Status != nil {
 		for i, f := range box.Status.Fields {
 			if sf := c.statusField(sc, i, f); sf != nil {

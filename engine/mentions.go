@@ -120,5 +120,9 @@ func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text s
 			when(w)
 		}
 	}
+	if cl := e.Box.Cleanup; cl != nil {
+		when(cl.When)
+		when(cl.Or)
+	}
 	return found
 }

@@ -63,6 +63,9 @@ type Entry struct {
 	// reconcile gate); EnqueueGate keeps custom resources out of the work
 	// queue (its enqueue gate). nil: no gate.
 	Gate, EnqueueGate Condition
+	// Cleanup deletes the custom resource once its condition has held for
+	// a while (operatorBox.runtime.cleanup); nil: never.
+	Cleanup *Cleanup
 	// DependsOn are the entries this entry's reconciles wait for.
 	DependsOn []*katalog.Dependency
 	// ReadsChildren is true when an expression of the entry reads the
@@ -87,6 +90,12 @@ type Entry struct {
 	// (weekday, timeInWindow, time: conditions, …): the operator reconciles
 	// again when the first of them may change (engine.NextChange).
 	Timed []Timed
+}
+
+// Cleanup is a compiled operatorBox.runtime.cleanup.
+type Cleanup struct {
+	Source *katalog.Cleanup
+	When   Condition
 }
 
 // Resource is one compiled child declaration.

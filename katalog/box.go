@@ -9,7 +9,7 @@ import (
 )
 
 var (
-	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile", "prune"}
+	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile", "prune", "runtime"}
 	// Keys of operatorBox.reconciler (upstream's reconciler settings block;
 	// its newest layout also nests the hooks and motif imports there).
 	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "profile", "onCreate", "onReconcile", "onDelete", "imports"}
@@ -54,6 +54,9 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	}
 	if f, ok := o["imports"]; ok {
 		d.motifImports(box, f.value, path+".imports")
+	}
+	if f, ok := o["runtime"]; ok {
+		d.runtime(e, box, o, f.value, path+".runtime")
 	}
 	if f, ok := o["preReconcile"]; ok {
 		box.Gates = d.preReconcile(f.value, path+".preReconcile")

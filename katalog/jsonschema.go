@@ -110,6 +110,9 @@ func boxSchema() map[string]any {
 		"queue":        obj(queueKeys, nil, false),
 		"preReconcile": obj(preReconcileKeys, map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when")}, false),
 		"prune":        desc(pruneDoc, boolean()),
+		"runtime": obj(runtimeKeys, map[string]any{"finalizers": arr(str()), "allowedNamespaces": arr(str()),
+			"cleanup": desc("Delete the custom resource once when/or has held for deleteAfter.",
+				obj(cleanupKeys, map[string]any{"when": ref("when"), "or": ref("when"), "deleteAfter": str()}, false))}, false),
 	}
 	rprops := map[string]any{"default": boolean(), "workers": integer(), "queue": obj(queueKeys, nil, false), "imports": arr(ref("motifImport"))}
 	for k, v := range hooks {

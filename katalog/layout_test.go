@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // conversionBlock is a website conversion at the given indentation.
@@ -96,5 +97,87 @@ func TestMixedLayoutLoads(t *testing.T) {
 	e := k.CRDs[0]
 	if e.Admission == nil || len(e.Admission.Validation) != 1 || e.Conversion == nil || len(e.Conversion.Paths) != 2 {
 		t.Fatalf("admission %+v conversion %+v", e.Admission, e.Conversion)
+	}
+}
+
+// operatorBox.runtime (v0.7.18) holds keys that existed under other
+// names: each decodes as its older spelling.
+func TestRuntimeKeysAreTheirOlderSpellings(t *testing.T) {
+	k, _, diags := loadBox(t, `
+runtime:
+  finalizers: [example.com/a]
+  allowedNamespaces: [team-*]
+  cleanup:
+    or:
+      - field: status.phase
+        equals: Failed
+      - "self.status.?phase.orValue('') == 'Succeeded'"
+    deleteAfter: 10m
+`)
+	wantDiags(t, diags)
+	e := k.CRDs[0]
+	if got := e.Box.Finalizers; len(got) != 1 || got[0] != "example.com/a" {
+		t.Errorf("finalizers %v", got)
+	}
+	if e.Namespaces == nil || len(e.Namespaces.Allowed) != 1 || !e.Namespaces.Permits("team-a") || e.Namespaces.Permits("other") {
+		t.Errorf("allowedNamespaces %+v", e.Namespaces)
+	}
+	c := e.Box.Cleanup
+	if c == nil || c.DeleteAfter != 10*time.Minute || c.When != nil || c.Or == nil || len(c.Or.Conditions) != 1 || len(c.Or.Exprs) != 1 {
+		t.Fatalf("cleanup %+v", c)
+	}
+}
+
+func TestRuntimeErrors(t *testing.T) {
+	// The keys upstream moved under runtime that this runtime does not
+	// implement are refused with the message of their older spelling.
+	_, _, diags := loadBox(t, `
+runtime:
+  autoscale: {}
+  deletionProtection: {protectCRs: true}
+  rollback: {}
+`)
+	_, autoscale := upstreamMessage("autoscale")
+	_, protection := upstreamMessage("deletionProtection")
+	_, rollback := upstreamMessage("rollback")
+	wantDiags(t, diags,
+		`16:11: [site] operatorBox.runtime.autoscale: "autoscale" `+autoscale,
+		`17:11: [site] operatorBox.runtime.deletionProtection: "deletionProtection" `+protection,
+		`18:11: [site] operatorBox.runtime.rollback: "rollback" `+rollback)
+
+	cases := []struct{ name, box, entryLines, want string }{
+		{"finalizers twice", "finalizers: [a]\nruntime:\n  finalizers: [b]\n", "",
+			`17:11: [site] operatorBox.runtime.finalizers: finalizers are already listed at KATALOG:15:9; keep one list`},
+		{"allowedNamespaces twice", "runtime:\n  allowedNamespaces: [b]\n", "      allowedNamespaces: [a]\n",
+			`17:11: [site] operatorBox.runtime.allowedNamespaces: allowedNamespaces is already set on the entry at KATALOG:14:7; keep one`},
+		{"cleanup without a condition", "runtime:\n  cleanup:\n    deleteAfter: 1h\n", "",
+			`17:13: [site] operatorBox.runtime.cleanup: cleanup deletes the custom resource once its condition holds: give it when: or or:`},
+		{"bad deleteAfter", "runtime:\n  cleanup:\n    when: [\"true\"]\n    deleteAfter: soon\n", "",
+			`18:26: [site] operatorBox.runtime.cleanup.deleteAfter: "soon" is not a duration`},
+		{"deleteAfter never", "runtime:\n  cleanup:\n    when: [\"true\"]\n    deleteAfter: never\n", "",
+			`18:26: [site] operatorBox.runtime.cleanup.deleteAfter: deleteAfter: never would keep every custom resource; remove cleanup instead`},
+		{"bad namespace pattern", "runtime:\n  allowedNamespaces: [\"a*b\"]\n", "",
+			`16:31: [site] operatorBox.runtime.allowedNamespaces[0]: "a*b" is not a namespace pattern`},
+		{"unknown runtime key", "runtime:\n  cleanUp: {}\n", "",
+			`16:11: [site] operatorBox.runtime.cleanUp: unknown key "cleanUp"; did you mean "cleanup"?`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			b.WriteString(header + entry + tc.entryLines + "      operatorBox:\n")
+			for _, line := range strings.Split(strings.Trim(tc.box, "\n"), "\n") {
+				b.WriteString("        " + line + "\n")
+			}
+			p := writeKatalog(t, b.String())
+			_, diags := Load(p)
+			errs := diags.Errors()
+			if len(errs) == 0 {
+				t.Fatalf("no error; want %q", tc.want)
+			}
+			got := strings.ReplaceAll(errs[0].Error(), p, "KATALOG")
+			if !strings.HasPrefix(got, "KATALOG:"+tc.want) {
+				t.Fatalf("got  %s\nwant KATALOG:%s", got, tc.want)
+			}
+		})
 	}
 }

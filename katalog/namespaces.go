@@ -26,6 +26,8 @@ type NamespaceRules struct {
 	// Watch is the entry's `namespace:`; "" when absent.
 	Watch string
 	Pos   Pos
+	// allowedPos is where Allowed was written (zero: not written).
+	allowedPos Pos
 }
 
 // Permits reports whether a custom resource or child in namespace ns passes
@@ -115,23 +117,13 @@ func MatchNamespace(pattern, ns string) bool {
 func (d *decoder) namespaceRules(e *CRDEntry, o object) {
 	var r NamespaceRules
 	set := false
-	for _, key := range []string{"allowedNamespaces", "restrictedNamespaces"} {
-		f, ok := o[key]
-		if !ok {
-			continue
-		}
+	if f, ok := o["allowedNamespaces"]; ok {
 		set = true
-		list := d.strList(f.value, key)
-		for i, p := range list {
-			if msg := checkPattern(p); msg != "" {
-				d.errorf(resolve(f.value).Content[i], fmt.Sprintf("%s[%d]", key, i), "%q %s", p, msg)
-			}
-		}
-		if key == "allowedNamespaces" {
-			r.Allowed = list
-		} else {
-			r.Restricted = list
-		}
+		r.Allowed, r.Pos, r.allowedPos = d.patterns(f, "allowedNamespaces"), d.pos(f.key), d.pos(f.key)
+	}
+	if f, ok := o["restrictedNamespaces"]; ok {
+		set = true
+		r.Restricted = d.patterns(f, "restrictedNamespaces")
 		if r.Pos.IsZero() {
 			r.Pos = d.pos(f.key)
 		}
@@ -159,6 +151,26 @@ func (d *decoder) namespaceRules(e *CRDEntry, o object) {
 			d.warnf(f.key, k.key, "%s: the original runtime reads and ignores this key (%s was removed from it), and so does this runtime; remove it", k.key, k.what)
 		}
 	}
+}
+
+// allowedNamespaces decodes an allowedNamespaces list found at path (the
+// entry's, or operatorBox.runtime's) into the entry's rules.
+func (d *decoder) allowedNamespaces(e *CRDEntry, f field, path string) {
+	if e.Namespaces == nil {
+		e.Namespaces = &NamespaceRules{Pos: d.pos(f.key)}
+	}
+	e.Namespaces.Allowed, e.Namespaces.allowedPos = d.patterns(f, path), d.pos(f.key)
+}
+
+// patterns decodes a list of namespace patterns at path.
+func (d *decoder) patterns(f field, path string) []string {
+	list := d.strList(f.value, path)
+	for i, p := range list {
+		if msg := checkPattern(p); msg != "" {
+			d.errorf(resolve(f.value).Content[i], fmt.Sprintf("%s[%d]", path, i), "%q %s", p, msg)
+		}
+	}
+	return list
 }
 
 // checkPattern returns what is wrong with a namespace pattern, "" if nothing.

@@ -271,6 +271,8 @@ type OperatorBox struct {
 	// Prune is operatorBox.prune: the default of its hooks' declarations;
 	// nil when absent.
 	Prune *Switch
+	// Cleanup is operatorBox.runtime.cleanup; nil when absent.
+	Cleanup *Cleanup
 	// NamedDeletes are onDelete declarations that only name a child the
 	// box declares (dropped with a warning: garbage collection deletes it);
 	// `orkestra migrate` rewrites their names with the child's.

@@ -152,6 +152,10 @@ func Rules(plan *engine.Plan) *Access {
 			continue
 		}
 		crs.add(scopes, gr, "patch")
+		if e.Cleanup != nil {
+			// operatorBox.runtime.cleanup deletes custom resources.
+			crs.add(scopes, gr, "delete")
+		}
 		if hasStatusSubresource(e) {
 			crs.add(scopes, schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, "patch")
 		}

@@ -76,6 +76,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	cr := e.crObject()
 	if err := e.client.Get(ctx, req.NamespacedName, cr, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
+			e.cleanupSince.Delete(req.NamespacedName)
 			return reconcile.Result{}, false, nil
 		}
 		return reconcile.Result{}, false, err
@@ -101,6 +102,13 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
+	deleted, cleanupWait, err := e.cleanup(ctx, cr, kids)
+	if err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
+	}
+	if deleted {
+		return reconcile.Result{}, false, nil
+	}
 	if ok, err := e.gateHolds(cr, kids); err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	} else if !ok {
@@ -108,7 +116,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		// it created stays as it is (nothing is updated or deleted).
 		msg := fmt.Sprintf("not reconciled: the preReconcile gate %s does not hold", e.entry.Gate.Source())
 		e.health.gate(msg)
-		return e.hold(ctx, cr, ReasonGated, msg, 0)
+		return e.hold(ctx, cr, ReasonGated, msg, cleanupWait)
 	}
 	if fins := e.finalizers(); len(fins) > 0 && !hasAll(cr.GetFinalizers(), fins) {
 		written, err := e.patchCopy(ctx, cr, true, func(w *unstructured.Unstructured) {
@@ -163,6 +171,9 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 				out.RequeueAfter = d
 			}
 		}
+	}
+	if cleanupWait > 0 && (out.RequeueAfter == 0 || cleanupWait < out.RequeueAfter) {
+		out.RequeueAfter = cleanupWait
 	}
 	if a.retry {
 		out.RequeueAfter = retryAfter
