@@ -100,12 +100,13 @@ func (b *budget) reserve(w *waiter) int64 {
 	return max(min(b.headroom, b.size-w.c.held-w.need), 0)
 }
 
-// acquire takes n bytes for c, waiting until ctx is done.
+// acquire adds n bytes to c's share, waiting until ctx is done.
 func (b *budget) acquire(ctx context.Context, c *charge, n int64) error {
 	b.mu.Lock()
 	w := &waiter{remaining: max(c.declared-c.received.Load(), 0), need: n, seq: b.seq, c: c}
 	if len(b.waiters) == 0 && b.free-n >= b.reserve(w) {
 		b.free -= n
+		c.held += n
 		b.mu.Unlock()
 		return nil
 	}
@@ -122,33 +123,38 @@ func (b *budget) acquire(ctx context.Context, c *charge, n int64) error {
 		go b.evictWhileWaiting()
 	}
 
-	var err error
 	select {
 	case <-w.ready:
 	case <-ctx.Done():
 		b.mu.Lock()
+		defer b.mu.Unlock()
 		select {
-		case <-w.ready: // granted meanwhile: give it back
-			if !w.preempted {
-				b.free += n
+		case <-w.ready:
+			if w.preempted { // its share is gone and its body cut: say so
+				return errPreempted
 			}
+			b.free += n // granted meanwhile: give it back
+			c.held -= n
+			b.grant()
 		default:
 			b.waiters = slices.DeleteFunc(b.waiters, func(x *waiter) bool { return x == w })
+			b.endWait(w, time.Now())
+			b.grant() // the first may have been blocking the others
 		}
-		b.grant()
-		b.mu.Unlock()
-		err = ctx.Err()
+		return ctx.Err()
 	}
-	now := time.Now()
-	b.mu.Lock()
 	if w.preempted {
-		err = errPreempted
+		return errPreempted
 	}
-	c.waiting = nil
-	c.waited += now.Sub(w.since)
-	b.mu.Unlock()
-	c.last.Store(now.UnixNano()) // waiting for us is not a pause of the client's
-	return err
+	return nil
+}
+
+// endWait ends w's wait at now; b.mu is held. Waiting for budget is not a
+// pause of the client's: the body's last progress is now.
+func (b *budget) endWait(w *waiter, now time.Time) {
+	w.c.waiting = nil
+	w.c.waited += now.Sub(w.since)
+	w.c.last.Store(now.UnixNano())
 }
 
 func (b *budget) release(n int64) {
@@ -158,12 +164,17 @@ func (b *budget) release(n int64) {
 	b.mu.Unlock()
 }
 
-// grant serves waiters in order while the first fits; b.mu is held.
+// grant serves waiters in order while the first fits; b.mu is held. The
+// share and the end of the wait are recorded here, before the waiter runs,
+// so that the evictor never sees a request granted but still waiting.
 func (b *budget) grant() {
+	now := time.Now()
 	for len(b.waiters) > 0 && b.free-b.waiters[0].need >= b.reserve(b.waiters[0]) {
 		w := b.waiters[0]
 		b.waiters = b.waiters[1:]
 		b.free -= w.need
+		w.c.held += w.need
+		b.endWait(w, now)
 		close(w.ready)
 	}
 }
@@ -223,9 +234,13 @@ func (b *budget) preemptIfDeadlocked() {
 	w := victim.waiting
 	b.waiters = slices.DeleteFunc(b.waiters, func(x *waiter) bool { return x == w })
 	w.preempted = true
-	close(w.ready)
+	b.endWait(w, time.Now())
+	// Its connection's unread body is not waited for. The read is cut before
+	// the waiter wakes: its handler answers and returns at once, and a
+	// ResponseController may not be used after that.
 	delete(b.reading, victim)
-	victim.cut() // its connection's unread body is not waited for
+	victim.cut()
+	close(w.ready)
 }
 
 // charge is one request's share of the budget.
@@ -288,17 +303,13 @@ func (c *charge) progress(now time.Time, n int) {
 // grow raises the charge to n bytes, waiting until ctx is done for other
 // requests to return theirs or lose them to eviction.
 func (c *charge) grow(ctx context.Context, n int64) error {
-	need := n - c.held // only this request writes held
+	c.b.mu.Lock()
+	need := n - c.held
+	c.b.mu.Unlock()
 	if need <= 0 {
 		return nil
 	}
-	if err := c.b.acquire(ctx, c, need); err != nil {
-		return err // ctx's or errPreempted
-	}
-	c.b.mu.Lock()
-	c.held = n
-	c.b.mu.Unlock()
-	return nil
+	return c.b.acquire(ctx, c, need) // ctx's error or errPreempted
 }
 
 func (c *charge) release() {

@@ -222,3 +222,50 @@ func TestBudgetWaitEndsWithItsContext(t *testing.T) {
 		t.Fatalf("after the wait: %d waiters, %d free, %d held; want 0, 100, 0", queued, b.free, c.held)
 	}
 }
+
+// A waiter granted a share is no longer waiting from that moment, before
+// its goroutine runs: the deadlock check does not count it a waiting holder
+// (it closed the granted waiter's channel a second time: a panic), and the
+// evictor does not take it for stalled (its wait ended now).
+func TestBudgetGrantEndsTheWaitAtOnce(t *testing.T) {
+	b := newBudget(200)                        // headroom 50
+	far := newTestCharge(b, 1000, 40, 0)       // expects 960 more
+	near := newTestCharge(b, 100, 60, 0)       // expects 40 more
+	other := newTestCharge(b, 1<<30, 1<<30, 0) // complete, active
+	mustGrow(t, far, 40)
+	mustGrow(t, near, 50)
+	mustGrow(t, other, 110) // nothing free
+	nearDone := growAsync(near.charge, 90)
+	waitQueued(t, b, 1)
+	farDone := growAsync(far.charge, 140)
+	waitQueued(t, b, 2)
+
+	b.mu.Lock()
+	b.free += 40 // part of other's share comes back, not yet granted
+	other.held -= 40
+	b.grant() // near (40 more) fits; far (100 more) waits
+	if near.waiting != nil || near.held != 90 {
+		t.Errorf("granted: waiting %v, held %d; want not waiting, 90", near.waiting, near.held)
+	}
+	// Counting near as a waiting holder, this is a deadlock, and near (the
+	// largest) the one to preempt.
+	b.preemptIfDeadlocked()
+	b.evictStalled(time.Now())
+	b.mu.Unlock()
+	if !granted(nearDone) {
+		t.Fatal("the granted waiter did not return its grant")
+	}
+	if near.cuts.Load() != 0 {
+		t.Error("the evictor cut a body whose wait had just ended")
+	}
+	select {
+	case err := <-farDone:
+		t.Fatalf("the other waiter returned %v; it should still wait", err)
+	default:
+	}
+	near.release()
+	other.release()
+	if !granted(farDone) {
+		t.Fatal("the other waiter was not served")
+	}
+}
