@@ -201,10 +201,15 @@ func (b *budget) evictWhileWaiting() {
 // ours.
 func (b *budget) evictStalled(now time.Time) {
 	for c := range b.reading {
-		if c.waiting != nil || c.held == 0 || !c.stalled(now) || !c.cut() {
+		if c.waiting != nil || c.held == 0 || !c.stalled(now) {
 			continue
 		}
+		// Marked before the cut: the read it ends must see why.
 		c.evicted.Store(true)
+		if !c.cut() {
+			c.evicted.Store(false)
+			continue
+		}
 		delete(b.reading, c)
 	}
 }
