@@ -116,6 +116,11 @@ func (b *budget) acquire(ctx context.Context, c *charge, n int64) error {
 	b.waiters = slices.Insert(b.waiters, i, w)
 	c.waiting = w
 	b.grant() // it may go before the others
+	if w.c.waiting == w {
+		// Bodies already stalled give way now, not at the evictor's next
+		// tick: a prompt review would wait up to evictEvery for them.
+		b.evictStalled(w.since)
+	}
 	startEvictor := !b.evicting
 	b.evicting = true
 	b.mu.Unlock()

@@ -269,3 +269,24 @@ func TestBudgetGrantEndsTheWaitAtOnce(t *testing.T) {
 		t.Fatal("the other waiter was not served")
 	}
 }
+
+// A request that has to wait makes the bodies already stalled give way at
+// once, not at the evictor's next tick (up to evictEvery later).
+func TestBudgetWaiterEvictsStalledBodiesAtOnce(t *testing.T) {
+	b := newBudget(100)
+	stalled := newTestCharge(b, 1000, 500, 2*stallPause)
+	mustGrow(t, stalled, 100) // nothing free
+	b.mu.Lock()
+	b.evicting = true // the evictor is between two ticks: it does not run
+	b.mu.Unlock()
+	waiter := newTestCharge(b, 10, 5, 0)
+	waiterDone := growAsync(waiter.charge, 10)
+	waitQueued(t, b, 1)
+	if stalled.cuts.Load() != 1 || !stalled.evicted.Load() {
+		t.Fatalf("the stalled body: cut %d times, evicted %v; want cut once and evicted as the waiter queued", stalled.cuts.Load(), stalled.evicted.Load())
+	}
+	stalled.release()
+	if !granted(waiterDone) {
+		t.Fatal("the waiter was not served once the stalled body gave its share back")
+	}
+}
