@@ -62,17 +62,18 @@ func (sc compileScope) noteTimed(x any) {
 
 // withForEach is the scope of a forEach declaration's expressions: the
 // current item readable as CEL variables, and as the legacy root's extra
-// keys.
+// keys (with several iterators: each alias, and index).
 func (sc compileScope) withForEach(fe *ForEach) compileScope {
 	integer := &structuralschema.Structural{Generic: structuralschema.Generic{Type: "integer"}}
+	anyValue := structuralschema.Structural{Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
+	orAny := func(s *structuralschema.Structural) structuralschema.Structural {
+		if s == nil {
+			return anyValue
+		}
+		return *s
+	}
 	vars := append([]Var(nil), sc.vars...)
-	vars = append(vars, Var{Name: EachVar, Schema: fe.itemSchema}, Var{Name: IndexVar, Schema: integer})
-	if fe.Map || fe.Unknown {
-		vars = append(vars, Var{Name: ValueVar, Schema: fe.valueSchema})
-	}
-	if fe.As != "" {
-		vars = append(vars, Var{Name: fe.As, Schema: fe.itemSchema})
-	}
+	vars = append(vars, Var{Name: IndexVar, Schema: integer})
 	root := structuralschema.Structural{}
 	if self := sc.rootFor(Legacy); self != nil {
 		root = *self
@@ -81,20 +82,23 @@ func (sc compileScope) withForEach(fe *ForEach) compileScope {
 	for k, v := range root.Properties {
 		props[k] = v
 	}
-	anyValue := structuralschema.Structural{Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
-	item := anyValue
-	if fe.itemSchema != nil {
-		item = *fe.itemSchema
-	}
-	props[LegacyItem], props[IndexVar] = item, *integer
-	if fe.Map || fe.Unknown {
-		props[ValueVar] = anyValue
-		if fe.valueSchema != nil {
-			props[ValueVar] = *fe.valueSchema
+	props[IndexVar] = *integer
+	if it := fe.Single(); it != nil {
+		vars = append(vars, Var{Name: EachVar, Schema: it.itemSchema})
+		props[LegacyItem] = orAny(it.itemSchema)
+		if it.Map || it.Unknown {
+			vars = append(vars, Var{Name: ValueVar, Schema: it.valueSchema})
+			props[ValueVar] = orAny(it.valueSchema)
 		}
-	}
-	if fe.As != "" {
-		props[fe.As] = item
+		if it.As != "" {
+			vars = append(vars, Var{Name: it.As, Schema: it.itemSchema})
+			props[it.As] = orAny(it.itemSchema)
+		}
+	} else {
+		for _, it := range fe.Iterators {
+			vars = append(vars, Var{Name: it.As, Schema: it.itemSchema})
+			props[it.As] = orAny(it.itemSchema)
+		}
 	}
 	root.Properties = props
 	out := sc

@@ -33,10 +33,10 @@ func TestForEachCompiles(t *testing.T) {
 	}
 	rs := plan.Entries[0].Hooks["onReconcile"]
 	// Kinds apply in order: configMaps before deployments.
-	if fe := rs[1].ForEach; fe == nil || fe.Map || fe.Limit != 10 || !fe.Bounded {
+	if fe := rs[1].ForEach; fe == nil || fe.Single() == nil || fe.Single().Map || fe.Limit != 10 || !fe.Bounded {
 		t.Errorf("list forEach = %+v", fe)
 	}
-	if fe := rs[0].ForEach; fe == nil || !fe.Map || fe.Limit != 6 || strings.Join(fe.Path, ".") != "spec.shards" {
+	if fe := rs[0].ForEach; fe == nil || fe.Single() == nil || !fe.Single().Map || fe.Limit != 6 || strings.Join(fe.Single().Path, ".") != "spec.shards" {
 		t.Errorf("map forEach = %+v", fe)
 	}
 }

@@ -104,8 +104,8 @@ func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text s
 			walk(r.Fields)
 			when(r.When)
 			when(r.Or)
-			if r.ForEach != nil {
-				field(r.ForEach.Field)
+			for _, it := range r.ForEach {
+				field(it.Field)
 			}
 		}
 	}

@@ -139,13 +139,22 @@ func kindSchema(k *KindSpec) map[string]any {
 	props := map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when"), "once": boolean(), "rotateAfter": str(),
 		"reconcile": desc("true: drift-corrected on every reconcile (the default under onReconcile); false: created once, never updated (the default under onCreate).", boolean()),
 		"prune":     desc(pruneDoc, boolean()),
-		"forEach":   obj(forEachKeys, map[string]any{"field": str(), "as": str()}, false)}
+		"forEach":   forEachSchema()}
 	if k.Open {
 		keys = append(keys, "metadata", "hasStatus")
 		props["metadata"] = obj(customMetadataKeys, map[string]any{"namespaced": boolean()}, false)
 		props["hasStatus"] = boolean()
 	}
 	return obj(keys, props, k.Open)
+}
+
+// forEachSchema is one iterator ({field, as}, or kro's {alias: field}) or a
+// list of them (the cartesian product).
+func forEachSchema() map[string]any {
+	iter := oneOf(obj(forEachKeys, map[string]any{"field": str(), "as": str()}, false),
+		map[string]any{"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": str()})
+	return desc("One child per item of a list or map field of the custom resource; a list of iterators (each with an alias) makes one child per combination of their items.",
+		oneOf(iter, map[string]any{"type": "array", "minItems": 1, "items": iter}))
 }
 
 func statusSchema() map[string]any {

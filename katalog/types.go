@@ -312,8 +312,9 @@ type Resource struct {
 	// RotateAfterPos points at rotateAfter when set.
 	RotateAfterPos Pos
 	// ForEach makes the declaration one child per item of a list (or entry
-	// of a map) field of the custom resource; nil for a single child.
-	ForEach *ForEach
+	// of a map) field of the custom resource — with several iterators, per
+	// combination of their items; nil for a single child.
+	ForEach []*ForEach
 	// HasStatus is a custom child's hasStatus: whether its status: block is
 	// written (through the status subresource). nil: when status: is given.
 	HasStatus *bool
@@ -335,8 +336,8 @@ type Resource struct {
 	Motif *MotifImport
 }
 
-// ForEach is a declaration's forEach: the field iterated and the name of
-// the current item besides the default ones.
+// ForEach is one iterator of a declaration's forEach: the field iterated
+// and the name of its item besides the default ones.
 type ForEach struct {
 	Pos Pos
 	// Field is the dot path as written (spec.regions); Path its segments
@@ -344,7 +345,8 @@ type ForEach struct {
 	Field    string
 	FieldPos Pos
 	Path     []string
-	// As is the alias of the current item (forEach.as); "" when absent.
+	// As is the alias of the current item (forEach.as, or the key of kro's
+	// form); "" when absent.
 	As    string
 	AsPos Pos
 }

@@ -46,7 +46,7 @@ func (f *katalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.crds, "crd", nil, "CRD manifest file or directory supplying the schema of entries without crdFile (repeatable)")
 	cmd.Flags().BoolVar(&f.allowOutside, "allow-outside-paths", false, "let crdFile, crFiles, imports, motifs and include: files name files outside the katalog's repository (the nearest directory above it holding .git; else its own directory)")
 	cmd.Flags().Uint64Var(&f.runtimeCostLimit, "max-runtime-cost", 0, fmt.Sprintf("runtime cost limit per expression evaluation (default %d)", celengine.DefaultRuntimeCostLimit))
-	cmd.Flags().IntVar(&f.maxForEach, "max-foreach", 0, fmt.Sprintf("most children of one forEach declaration whose field the schema does not bound (default %d)", engine.DefaultMaxForEach))
+	cmd.Flags().IntVar(&f.maxForEach, "max-foreach", 0, fmt.Sprintf("most children of one forEach declaration whose fields the schema does not bound (default %d)", engine.DefaultMaxForEach))
 	_ = cmd.MarkFlagRequired("katalog")
 }
 

@@ -14,7 +14,7 @@ import (
 const LabelDeclaration = "orkestra.orkspace.io/declaration"
 
 // declaration evaluates one declaration into its children: one, or one per
-// forEach item, each written to every toNamespaces namespace.
+// forEach item (combination), each written to every toNamespaces namespace.
 func (r *renderer) declaration(rs *engine.Resource) ([]*Child, error) {
 	base := r.scope
 	if rs.Inputs != nil {
@@ -41,7 +41,7 @@ func (r *renderer) declaration(rs *engine.Resource) ([]*Child, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Declaration, c.Item = DeclarationOf(rs), describeItem(it)
+		c.Declaration, c.Item = DeclarationOf(rs), rs.ForEach.Describe(it)
 		cs, err := r.toNamespaces(c)
 		if err != nil {
 			return nil, err
@@ -56,34 +56,30 @@ func DeclarationOf(rs *engine.Resource) string {
 	return rs.Hook + "." + rs.Kind.Key + "." + strconv.Itoa(rs.Source.Index)
 }
 
-// describeItem names a forEach item for messages.
-func describeItem(it engine.Item) string {
-	if it.Map {
-		return fmt.Sprintf("entry %v", it.Each)
-	}
-	return fmt.Sprintf("item %d", it.Index)
-}
-
-// forEachItems reads the forEach field of the custom resource (as the
+// forEachItems reads the forEach fields of the custom resource (as the
 // entry's expressions see it): a list's items in order, a map's entries by
-// key. An absent field has no items.
+// key, several fields' combinations. An absent field has no items.
 func (r *renderer) forEachItems(rs *engine.Resource) ([]engine.Item, error) {
 	fe := rs.ForEach
 	field := rs.Fields.Field + ".forEach"
 	items, err := fe.Items(r.scope.Self)
 	var ni *engine.NotIterableError
+	var many *engine.TooManyItemsError
 	switch {
 	case errors.As(err, &ni):
-		return nil, r.errorf(field, fmt.Errorf("%s is %s; forEach iterates a list or a map", fe.Field, describe(ni.Value)))
-	case err != nil:
-		return nil, r.errorf(field, err)
-	}
-	if len(items) > fe.Limit {
+		return nil, r.errorf(field, fmt.Errorf("%s is %s; forEach iterates a list or a map", ni.Field, describe(ni.Value)))
+	case errors.As(err, &many):
 		how := "bound " + fe.Field + " with maxItems (or maxProperties) in the CRD, or raise --max-foreach"
 		if fe.Bounded {
 			how = "the schema's bound of " + fe.Field
 		}
-		return nil, r.errorf(field, fmt.Errorf("%s has %d items; one forEach declaration makes at most %d children (%s)", fe.Field, len(items), fe.Limit, how))
+		what := "items"
+		if fe.Single() == nil {
+			what = "combinations"
+		}
+		return nil, r.errorf(field, fmt.Errorf("%s has %d %s; one forEach declaration makes at most %d children (%s)", fe.Field, many.Count, what, fe.Limit, how))
+	case err != nil:
+		return nil, r.errorf(field, err)
 	}
 	return items, nil
 }

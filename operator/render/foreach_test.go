@@ -35,8 +35,8 @@ func TestForEachExpands(t *testing.T) {
 			"data": map[string]any{"size": varRef("value", "size"), "alias": varRef("shard", "")},
 		}},
 	)
-	e.Hooks[katalog.OnReconcile][0].ForEach = &engine.ForEach{Field: "spec.regions", Path: []string{"spec", "regions"}, Limit: 3}
-	e.Hooks[katalog.OnReconcile][1].ForEach = &engine.ForEach{Field: "spec.shards", Path: []string{"spec", "shards"}, Map: true, As: "shard", Limit: 10}
+	e.Hooks[katalog.OnReconcile][0].ForEach = &engine.ForEach{Field: "spec.regions", Iterators: []*engine.Iterator{{Field: "spec.regions", Path: []string{"spec", "regions"}}}, Limit: 3}
+	e.Hooks[katalog.OnReconcile][1].ForEach = &engine.ForEach{Field: "spec.shards", Iterators: []*engine.Iterator{{Field: "spec.shards", Path: []string{"spec", "shards"}, Map: true, As: "shard"}}, Limit: 10}
 	res := renderOne(t, e, widget(map[string]any{
 		"regions": []any{map[string]any{"name": "eu"}, map[string]any{"name": "us"}},
 		"shards":  map[string]any{"b": map[string]any{"size": "2"}, "a": map[string]any{"size": "1"}},

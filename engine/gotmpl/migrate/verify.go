@@ -285,7 +285,7 @@ func (m *migration) forEachOf(it *Item) *engine.ForEach {
 		}
 		for _, r := range h.Resources {
 			if r.ForEach != nil && strings.HasPrefix(it.Field, "operatorBox."+r.FieldPath()+".") {
-				return &engine.ForEach{Field: r.ForEach.Field, Path: r.ForEach.Path, As: r.ForEach.As, Unknown: true}
+				return engine.Untyped(r.ForEach)
 			}
 		}
 	}
