@@ -333,6 +333,9 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 			if msg := interpolationProblem(se.tree, checked.OutputType(), display, seg.Text); msg != "" {
 				d.add(seg.Offset, "%s", msg)
 			}
+			if at := callsOmit(checked.NativeRep(), seg.Text); at >= 0 {
+				d.add(seg.ExprOffset()+at, "omit() leaves the whole field out, not part of a string: write the field's value as one ${…}, e.g. ${cond ? 'a-' + x : omit()}")
+			}
 			totalityProblems(d, se, checked, seg.Text, seg.ExprOffset(), display)
 		}
 		e.parts = append(e.parts, part{p: p})
@@ -482,6 +485,9 @@ func (b *Backend) CompileCondition(src string, ctx *engine.Context) (engine.Cond
 		case types.BoolKind, types.DynKind, types.AnyKind:
 		default:
 			d.add(segOff, "%s must be a bool, but `%s` yields %s; %s", name, text, typeWord(se.tree, t), boolHint(t, text))
+		}
+		if at := callsOmit(checked.NativeRep(), exprSrc); at >= 0 {
+			d.add(exprOff+at, "omit() leaves a field out of the object a value builds; %s is a condition, which has no field to leave out: write true or false", name)
 		}
 	}
 	if d.diags.HasErrors() {

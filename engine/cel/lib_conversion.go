@@ -36,6 +36,7 @@ func conversionLibraries() []cel.EnvOption {
 		ext.Bindings(ext.BindingsVersion(0)),
 		ext.Math(ext.MathVersion(2)),
 		cel.Lib(conversionLib{}),
+		cel.Lib(omitLib{}),
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // default cost (issue 19: the overload id was typed three times).
 func TestLibraryRowsAreComplete(t *testing.T) {
 	seen := map[string]string{}
-	for lib, defs := range map[string]Overloads{"orkestra": orkestraDefs(), "orkestra.clock": clockDefs(), "orkestra.conversion": conversionDefs()} {
+	for lib, defs := range map[string]Overloads{"orkestra": orkestraDefs(), "orkestra.clock": clockDefs(), "orkestra.conversion": conversionDefs(), "orkestra.omit": omitDefs()} {
 		if len(defs) == 0 {
 			t.Fatalf("%s: no overloads", lib)
 		}
@@ -42,7 +42,7 @@ func TestExtraFunctions(t *testing.T) {
 	for _, fn := range b.ExtraFunctions() {
 		got[fn] = true
 	}
-	for _, fn := range []string{"extra.fn", "weekday", "randomHex", "json.encode", "fail", "cel.bind", "math.greatest", "math.round"} {
+	for _, fn := range []string{"extra.fn", "weekday", "randomHex", "json.encode", "fail", "omit", "cel.bind", "math.greatest", "math.round"} {
 		if !got[fn] {
 			t.Errorf("%s is missing from %v", fn, b.ExtraFunctions())
 		}

@@ -91,7 +91,7 @@ func ToNative(v ref.Val) (any, error) {
 		for it := v.Iterator(); it.HasNext() == types.True; {
 			nv, err := ToNative(it.Next())
 			if errors.Is(err, engine.ErrAbsent) {
-				return nil, errors.New("a list element is optional.none(); lists cannot have holes")
+				return nil, errors.New("a list element is optional.none() or omit(); lists cannot have holes: filter the list instead")
 			}
 			if err != nil {
 				return nil, err
