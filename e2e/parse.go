@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/specyaml"
 )
 
 // APIVersions are the apiVersions an E2E spec may declare (upstream's
@@ -44,41 +45,31 @@ func Parse(file string) (*Spec, katalog.Diagnostics) {
 }
 
 func parse(file string, diags *katalog.Diagnostics, stack []string) *Spec {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		abs = file
-	}
-	r := &reader{file: file, dir: filepath.Dir(abs), diags: diags}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		r.errorf(nil, "", "reading the spec: %v", err)
+	y, root := specyaml.Open(file, diags)
+	if root == nil {
 		return nil
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		r.errorf(nil, "", "not YAML: %v", err)
+	r := &reader{y}
+	top := r.Mapping(root, "", topKeys, nil)
+	if n := top.V("kind"); r.Str(n, "kind") != "E2E" {
+		r.Errorf(orNode(n, root), "kind", "kind must be E2E (this is %q); orkestra simulate reads kind: Simulate", r.Str(n, "kind"))
 		return nil
 	}
-	top := r.mapping(&root, "", topKeys, nil)
-	if n := top.v("kind"); r.str(n, "kind") != "E2E" {
-		r.errorf(orNode(n, &root), "kind", "kind must be E2E (this is %q); orkestra simulate reads kind: Simulate", r.str(n, "kind"))
-		return nil
+	if n := top.V("apiVersion"); n != nil && !slices.Contains(APIVersions, r.Str(n, "apiVersion")) {
+		r.Errorf(n, "apiVersion", "apiVersion %q is not an E2E spec's; write %s", r.Str(n, "apiVersion"), APIVersions[0])
 	}
-	if n := top.v("apiVersion"); n != nil && !slices.Contains(APIVersions, r.str(n, "apiVersion")) {
-		r.errorf(n, "apiVersion", "apiVersion %q is not an E2E spec's; write %s", r.str(n, "apiVersion"), APIVersions[0])
-	}
-	s := &Spec{File: file, Dir: r.dir}
-	meta := r.mapping(top.v("metadata"), "metadata", metaKeys, nil)
-	s.Name, s.Description = r.str(meta.v("name"), "metadata.name"), r.str(meta.v("description"), "metadata.description")
+	s := &Spec{File: file, Dir: r.Dir}
+	meta := r.Mapping(top.V("metadata"), "metadata", metaKeys, nil)
+	s.Name, s.Description = r.Str(meta.V("name"), "metadata.name"), r.Str(meta.V("description"), "metadata.description")
 	if s.Name == "" {
-		s.Name = filepath.Base(filepath.Dir(abs))
+		s.Name = filepath.Base(r.Dir)
 	}
-	if top.has("spec") {
-		r.spec(s, top.v("spec"))
+	if top.Has("spec") {
+		r.spec(s, top.V("spec"))
 	}
-	r.imports(s, top.v("imports"), append(stack, abs))
-	if !top.has("spec") && !top.has("imports") {
-		r.errorf(&root, "", "an E2E spec needs spec: (katalog, cr and expect) or imports: (a suite)")
+	r.imports(s, top.V("imports"), append(stack, filepath.Join(r.Dir, filepath.Base(file))))
+	if !top.Has("spec") && !top.Has("imports") {
+		r.Errorf(root, "", "an E2E spec needs spec: (katalog, cr and expect) or imports: (a suite)")
 	}
 	return s
 }
@@ -91,65 +82,65 @@ func orNode(n, fallback *yaml.Node) *yaml.Node {
 }
 
 func (r *reader) spec(s *Spec, n *yaml.Node) {
-	f := r.mapping(n, "spec", append(specKeys, "init"), specIgnored)
-	if f.has("init") {
-		r.errorf(f["init"].key, "spec.init", "init: (upstream's example packs for its own CI) is not supported; name the files with katalog:, crd: and cr:")
+	f := r.Mapping(n, "spec", append(specKeys, "init"), specIgnored)
+	if f.Has("init") {
+		r.Errorf(f["init"].Key, "spec.init", "init: (upstream's example packs for its own CI) is not supported; name the files with katalog:, crd: and cr:")
 	}
-	s.Katalog = r.existing(f.v("katalog"), "spec.katalog", r.dir)
-	if p := r.existing(f.v("crd"), "spec.crd", r.dir); p != "" {
+	s.Katalog = r.Existing(f.V("katalog"), "spec.katalog", r.Dir)
+	if p := r.Existing(f.V("crd"), "spec.crd", r.Dir); p != "" {
 		s.CRDs = append(s.CRDs, p)
 	}
-	for i, it := range r.items(f.v("crdFiles"), "spec.crdFiles") {
-		s.CRDs = append(s.CRDs, r.existing(it, fmt.Sprintf("spec.crdFiles[%d]", i), r.dir))
+	for i, it := range r.Items(f.V("crdFiles"), "spec.crdFiles") {
+		s.CRDs = append(s.CRDs, r.Existing(it, fmt.Sprintf("spec.crdFiles[%d]", i), r.Dir))
 	}
-	if p := r.existing(f.v("cr"), "spec.cr", r.dir); p != "" {
+	if p := r.Existing(f.V("cr"), "spec.cr", r.Dir); p != "" {
 		s.CRs = append(s.CRs, p)
 	}
-	for i, it := range r.items(f.v("crFiles"), "spec.crFiles") {
-		s.CRs = append(s.CRs, r.existing(it, fmt.Sprintf("spec.crFiles[%d]", i), r.dir))
+	for i, it := range r.Items(f.V("crFiles"), "spec.crFiles") {
+		s.CRs = append(s.CRs, r.Existing(it, fmt.Sprintf("spec.crFiles[%d]", i), r.Dir))
 	}
 	r.custom(s, f)
-	if f.has("cluster") {
-		c := r.mapping(f.v("cluster"), "spec.cluster", clusterKeys, nil)
-		s.Cluster = ClusterSpec{Pos: r.pos(f.v("cluster")), Provider: r.str(c.v("provider"), "spec.cluster.provider"),
-			Name: r.str(c.v("name"), "spec.cluster.name"), Reuse: r.boolean(c.v("reuse"), "spec.cluster.reuse")}
+	if f.Has("cluster") {
+		c := r.Mapping(f.V("cluster"), "spec.cluster", clusterKeys, nil)
+		s.Cluster = ClusterSpec{Pos: r.Pos(f.V("cluster")), Provider: r.Str(c.V("provider"), "spec.cluster.provider"),
+			Name: r.Str(c.V("name"), "spec.cluster.name"), Reuse: r.Bool(c.V("reuse"), "spec.cluster.reuse")}
 		switch s.Cluster.Provider {
 		case "", "kind", "existing":
 		default:
-			r.errorf(c.v("provider"), "spec.cluster.provider", "provider %q is not known: write kind (a kind cluster when kind is on PATH, else the local control plane) or existing (the cluster of --kubeconfig)", s.Cluster.Provider)
+			r.Errorf(c.V("provider"), "spec.cluster.provider", "provider %q is not known: write kind (a kind cluster when kind is on PATH, else the local control plane) or existing (the cluster of --kubeconfig)", s.Cluster.Provider)
 		}
 	}
-	r.setup(&s.Setup, f.v("setup"))
-	if f.has("notes") {
-		notes, diags := katalog.DecodeNotes(r.file, f.v("notes"))
-		*r.diags = append(*r.diags, diags...)
+	r.setup(&s.Setup, f.V("setup"))
+	if f.Has("notes") {
+		notes, diags := katalog.DecodeNotes(r.File, f.V("notes"))
+		*r.Diags = append(*r.Diags, diags...)
 		s.Notes = notes
 	}
-	s.Expect = r.expectations(f.v("expect"), "spec.expect", r.dir, true)
-	if en := resolve(f.v("expect")); en == nil || en.Kind == yaml.SequenceNode && len(en.Content) == 0 {
-		r.errorf(orNode(en, n), "spec.expect", "the spec has no expectations: add expect: entries")
+	s.Expect = r.expectations(f.V("expect"), "spec.expect", r.Dir, true)
+	if en := specyaml.Resolve(f.V("expect")); en == nil || en.Kind == yaml.SequenceNode && len(en.Content) == 0 {
+		r.Errorf(orNode(en, n), "spec.expect", "the spec has no expectations: add expect: entries")
 	}
-	if f.has("onFailure") {
-		s.OnFailure = r.onFailure(f.v("onFailure"), "spec.onFailure", r.dir)
+	if f.Has("onFailure") {
+		s.OnFailure = r.onFailure(f.V("onFailure"), "spec.onFailure", r.Dir)
 	}
 	r.checkLifecycle(s, f)
 }
 
 func (r *reader) custom(s *Spec, f fields) {
-	if f.has("customOperator") {
-		s.Custom = r.boolean(f.v("customOperator"), "spec.customOperator")
+	if f.Has("customOperator") {
+		s.Custom = r.Bool(f.V("customOperator"), "spec.customOperator")
 	}
-	if !f.has("custom") {
+	if !f.Has("custom") {
 		return
 	}
-	c := r.mapping(f.v("custom"), "spec.custom", []string{"target"}, nil)
-	switch t := r.str(c.v("target"), "spec.custom.target"); t {
+	c := r.Mapping(f.V("custom"), "spec.custom", []string{"target"}, nil)
+	switch t := r.Str(c.V("target"), "spec.custom.target"); t {
 	case "kubernetes":
 		s.Custom = true
 	case "container":
-		r.errorf(c.v("target"), "spec.custom.target", "target container is reserved upstream and not implemented there either; write kubernetes")
+		r.Errorf(c.V("target"), "spec.custom.target", "target container is reserved upstream and not implemented there either; write kubernetes")
 	default:
-		r.errorf(orNode(c.v("target"), f.v("custom")), "spec.custom.target", "target %q is not known; write kubernetes (no Orkestra operator runs: the operator under test comes from setup or is in the cluster)", t)
+		r.Errorf(orNode(c.V("target"), f.V("custom")), "spec.custom.target", "target %q is not known; write kubernetes (no Orkestra operator runs: the operator under test comes from setup or is in the cluster)", t)
 	}
 }
 
@@ -157,69 +148,69 @@ func (r *reader) custom(s *Spec, f fields) {
 func (r *reader) checkLifecycle(s *Spec, f fields) {
 	needsCR := slices.ContainsFunc(s.Expect, func(e *Expectation) bool { return e.After != AfterSetupComplete })
 	if needsCR && len(s.CRs) == 0 {
-		r.errorf(f["expect"].key, "spec.cr", "expectations run after cr-applied or cr-deleted, but the spec names no custom resource: add cr: (or crFiles:)")
+		r.Errorf(f["expect"].Key, "spec.cr", "expectations run after cr-applied or cr-deleted, but the spec names no custom resource: add cr: (or crFiles:)")
 	}
 	if s.Katalog == "" && !s.Custom && len(s.Expect) > 0 {
-		r.errorf(orNode(f["expect"].key, nil), "spec.katalog", "name the katalog under test with katalog:, or set custom.target: kubernetes when no Orkestra operator runs")
+		r.Errorf(orNode(f["expect"].Key, nil), "spec.katalog", "name the katalog under test with katalog:, or set custom.target: kubernetes when no Orkestra operator runs")
 	}
 }
 
 func (r *reader) setup(st *Setup, n *yaml.Node) {
-	n = resolve(n)
-	if isNull(n) {
+	n = specyaml.Resolve(n)
+	if specyaml.IsNull(n) {
 		return
 	}
 	if n.Kind == yaml.SequenceNode { // the shorthand: files to apply
 		for i, it := range n.Content {
 			path := fmt.Sprintf("spec.setup[%d]", i)
-			st.Apply = append(st.Apply, &SetupApply{Pos: r.pos(it), Path: r.existing(it, path, r.dir)})
+			st.Apply = append(st.Apply, &SetupApply{Pos: r.Pos(it), Path: r.Existing(it, path, r.Dir)})
 		}
 		return
 	}
-	f := r.mapping(n, "spec.setup", setupKeys, nil)
-	for i, it := range r.items(f.v("apply"), "spec.setup.apply") {
+	f := r.Mapping(n, "spec.setup", setupKeys, nil)
+	for i, it := range r.Items(f.V("apply"), "spec.setup.apply") {
 		path := fmt.Sprintf("spec.setup.apply[%d]", i)
-		a := &SetupApply{Pos: r.pos(it)}
-		if it = resolve(it); it != nil && it.Kind == yaml.MappingNode {
-			af := r.mapping(it, path, setupApplyKeys, nil)
-			a.Path = r.existing(af.v("path"), path+".path", r.dir)
-			a.Wait = r.waits(af.v("wait"), path+".wait")
+		a := &SetupApply{Pos: r.Pos(it)}
+		if it = specyaml.Resolve(it); it != nil && it.Kind == yaml.MappingNode {
+			af := r.Mapping(it, path, setupApplyKeys, nil)
+			a.Path = r.Existing(af.V("path"), path+".path", r.Dir)
+			a.Wait = r.waits(af.V("wait"), path+".wait")
 		} else {
-			a.Path = r.existing(it, path, r.dir)
+			a.Path = r.Existing(it, path, r.Dir)
 		}
 		st.Apply = append(st.Apply, a)
 	}
-	for i, it := range r.items(f.v("helm"), "spec.setup.helm") {
+	for i, it := range r.Items(f.V("helm"), "spec.setup.helm") {
 		st.Helm = append(st.Helm, r.helm(it, fmt.Sprintf("spec.setup.helm[%d]", i)))
 	}
-	st.Wait = r.waits(f.v("wait"), "spec.setup.wait")
+	st.Wait = r.waits(f.V("wait"), "spec.setup.wait")
 }
 
 func (r *reader) helm(n *yaml.Node, path string) *HelmInstall {
-	f := r.mapping(n, path, helmKeys, nil)
-	h := &HelmInstall{Pos: r.pos(n), Repo: r.str(f.v("repo"), path+".repo"), Chart: r.str(f.v("chart"), path+".chart"),
-		Release: r.str(f.v("release"), path+".release"), Namespace: r.str(f.v("namespace"), path+".namespace"),
-		Version: r.str(f.v("version"), path+".version"), CreateNamespace: r.boolean(f.v("createNamespace"), path+".createNamespace"),
-		Wait: r.waits(f.v("wait"), path+".wait")}
+	f := r.Mapping(n, path, helmKeys, nil)
+	h := &HelmInstall{Pos: r.Pos(n), Repo: r.Str(f.V("repo"), path+".repo"), Chart: r.Str(f.V("chart"), path+".chart"),
+		Release: r.Str(f.V("release"), path+".release"), Namespace: r.Str(f.V("namespace"), path+".namespace"),
+		Version: r.Str(f.V("version"), path+".version"), CreateNamespace: r.Bool(f.V("createNamespace"), path+".createNamespace"),
+		Wait: r.waits(f.V("wait"), path+".wait")}
 	local := h.Chart == "." || filepath.IsAbs(h.Chart) || len(h.Chart) > 1 && h.Chart[:2] == "./"
 	switch {
 	case h.Chart == "":
-		r.errorf(n, path+".chart", "a Helm step needs chart: (a chart of repo:, or a local path such as ./chart)")
+		r.Errorf(n, path+".chart", "a Helm step needs chart: (a chart of repo:, or a local path such as ./chart)")
 	case local:
-		h.Chart = r.existing(f.v("chart"), path+".chart", r.dir)
+		h.Chart = r.Existing(f.V("chart"), path+".chart", r.Dir)
 	case h.Repo == "":
-		r.errorf(n, path+".repo", "the remote chart %s needs repo: (the chart repository's URL)", h.Chart)
+		r.Errorf(n, path+".repo", "the remote chart %s needs repo: (the chart repository's URL)", h.Chart)
 	}
-	for i, it := range r.items(f.v("valueFiles"), path+".valueFiles") {
-		v := r.str(it, fmt.Sprintf("%s.valueFiles[%d]", path, i))
+	for i, it := range r.Items(f.V("valueFiles"), path+".valueFiles") {
+		v := r.Str(it, fmt.Sprintf("%s.valueFiles[%d]", path, i))
 		if !hasScheme(v) {
-			v = r.existing(it, fmt.Sprintf("%s.valueFiles[%d]", path, i), r.dir)
+			v = r.Existing(it, fmt.Sprintf("%s.valueFiles[%d]", path, i), r.Dir)
 		}
 		h.ValueFiles = append(h.ValueFiles, v)
 	}
-	if vn := f.v("values"); vn != nil {
-		if err := resolve(vn).Decode(&h.Values); err != nil {
-			r.errorf(vn, path+".values", "values must be a map of chart values: %v", err)
+	if vn := f.V("values"); vn != nil {
+		if err := specyaml.Resolve(vn).Decode(&h.Values); err != nil {
+			r.Errorf(vn, path+".values", "values must be a map of chart values: %v", err)
 		}
 	}
 	if h.Release == "" {
@@ -242,14 +233,14 @@ func hasScheme(s string) bool {
 
 func (r *reader) waits(n *yaml.Node, path string) []*Wait {
 	var out []*Wait
-	for i, it := range r.items(n, path) {
+	for i, it := range r.Items(n, path) {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		f := r.mapping(it, p, waitKeys, nil)
-		w := &Wait{Pos: r.pos(it), Kind: r.str(f.v("kind"), p+".kind"), Name: r.str(f.v("name"), p+".name"),
-			Namespace: r.str(f.v("namespace"), p+".namespace"), Ready: r.boolean(f.v("ready"), p+".ready"),
-			Timeout: r.duration(f.v("timeout"), p+".timeout")}
+		f := r.Mapping(it, p, waitKeys, nil)
+		w := &Wait{Pos: r.Pos(it), Kind: r.Str(f.V("kind"), p+".kind"), Name: r.Str(f.V("name"), p+".name"),
+			Namespace: r.Str(f.V("namespace"), p+".namespace"), Ready: r.Bool(f.V("ready"), p+".ready"),
+			Timeout: r.Duration(f.V("timeout"), p+".timeout")}
 		if w.Kind == "" || w.Name == "" {
-			r.errorf(it, p, "a wait needs kind: and name:")
+			r.Errorf(it, p, "a wait needs kind: and name:")
 		}
 		if w.Timeout == 0 {
 			w.Timeout = 30 * time.Second
@@ -260,37 +251,37 @@ func (r *reader) waits(n *yaml.Node, path string) []*Wait {
 }
 
 func (r *reader) imports(s *Spec, n *yaml.Node, stack []string) {
-	for i, it := range r.items(n, "imports") {
+	for i, it := range r.Items(n, "imports") {
 		path := fmt.Sprintf("imports[%d]", i)
-		imp := &Import{Pos: r.pos(it)}
+		imp := &Import{Pos: r.Pos(it)}
 		pathNode := it
-		if it = resolve(it); it != nil && it.Kind == yaml.MappingNode {
-			f := r.mapping(it, path, importKeys, nil)
-			pathNode = f.v("path")
-			imp.FreshCluster = r.boolean(f.v("freshCluster"), path+".freshCluster")
-			imp.Wait = r.duration(f.v("wait"), path+".wait")
+		if it = specyaml.Resolve(it); it != nil && it.Kind == yaml.MappingNode {
+			f := r.Mapping(it, path, importKeys, nil)
+			pathNode = f.V("path")
+			imp.FreshCluster = r.Bool(f.V("freshCluster"), path+".freshCluster")
+			imp.Wait = r.Duration(f.V("wait"), path+".wait")
 			if pathNode == nil {
-				r.errorf(it, path, "an import needs path: (another E2E spec)")
+				r.Errorf(it, path, "an import needs path: (another E2E spec)")
 				continue
 			}
 		}
-		imp.Path = r.existing(pathNode, path, r.dir)
+		imp.Path = r.Existing(pathNode, path, r.Dir)
 		if imp.Path == "" {
 			continue
 		}
 		abs, _ := filepath.Abs(imp.Path)
 		switch {
 		case slices.Contains(stack, abs):
-			r.errorf(pathNode, path, "%s imports itself (through %s); remove the cycle", imp.Path, stack[len(stack)-1])
+			r.Errorf(pathNode, path, "%s imports itself (through %s); remove the cycle", imp.Path, stack[len(stack)-1])
 			continue
 		case len(stack) > MaxImportDepth:
-			r.errorf(pathNode, path, "imports nest deeper than %d", MaxImportDepth)
+			r.Errorf(pathNode, path, "imports nest deeper than %d", MaxImportDepth)
 			continue
 		}
 		if _, err := os.Stat(imp.Path); err != nil {
 			continue // reported by existing
 		}
-		imp.Spec = parse(imp.Path, r.diags, stack)
+		imp.Spec = parse(imp.Path, r.Diags, stack)
 		s.Imports = append(s.Imports, imp)
 	}
 }

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/orkspace/orkestra-cel/specyaml"
 	"gopkg.in/yaml.v3"
 )
 
@@ -46,13 +48,13 @@ type dslEntry struct {
 	diag bool
 }
 
-func (e dslEntry) s(k string) string { return e.r.str(e.f.v(k), e.p+"."+k) }
+func (e dslEntry) s(k string) string { return e.r.Str(e.f.V(k), e.p+"."+k) }
 
 // need reports a missing required key.
 func (e dslEntry) need(keys ...string) {
 	for _, k := range keys {
 		if e.s(k) == "" {
-			e.r.errorf(e.n, e.p+"."+k, "%s is required", k)
+			e.r.Errorf(e.n, e.p+"."+k, "%s is required", k)
 		}
 	}
 }
@@ -62,11 +64,11 @@ func (e dslEntry) target(kindKey bool) Target {
 	if kindKey {
 		t.Kind = e.s("kind")
 	}
-	if e.f.has("leaderElection") {
-		lf := e.r.mapping(e.f.v("leaderElection"), e.p+".leaderElection", leaseKeys, nil)
-		t.Lease = &LeaseRef{Lease: e.r.str(lf.v("lease"), e.p+".leaderElection.lease"), Namespace: e.r.str(lf.v("namespace"), e.p+".leaderElection.namespace")}
+	if e.f.Has("leaderElection") {
+		lf := e.r.Mapping(e.f.V("leaderElection"), e.p+".leaderElection", leaseKeys, nil)
+		t.Lease = &LeaseRef{Lease: e.r.Str(lf.V("lease"), e.p+".leaderElection.lease"), Namespace: e.r.Str(lf.V("namespace"), e.p+".leaderElection.namespace")}
 		if t.Lease.Lease == "" {
-			e.r.errorf(e.f.v("leaderElection"), e.p+".leaderElection.lease", "leaderElection needs lease: (the Lease whose holder is the pod)")
+			e.r.Errorf(e.f.V("leaderElection"), e.p+".leaderElection.lease", "leaderElection needs lease: (the Lease whose holder is the pod)")
 		}
 	}
 	return t
@@ -81,7 +83,7 @@ func (e dslEntry) pod(t Target) {
 		}
 	}
 	if n != 1 {
-		e.r.errorf(e.n, e.p, "name the pod with exactly one of name:, labelSelector: and leaderElection:")
+		e.r.Errorf(e.n, e.p, "name the pod with exactly one of name:, labelSelector: and leaderElection:")
 	}
 }
 
@@ -92,7 +94,7 @@ func (e dslEntry) extract() Extract {
 func (e dslEntry) assert() Assertions {
 	a := e.r.assertions(e.f, e.p)
 	if !e.diag && !a.Any() {
-		e.r.errorf(e.n, e.p, "at least one assertion is required (%s)", strings.Join(AssertionKeys, ", "))
+		e.r.Errorf(e.n, e.p, "at least one assertion is required (%s)", strings.Join(AssertionKeys, ", "))
 	}
 	return a
 }
@@ -101,15 +103,15 @@ func (e dslEntry) assert() Assertions {
 // printed and assertions are not required.
 func (r *reader) kubectl(n *yaml.Node, path, dir string, diag bool) *Kubectl {
 	k := &Kubectl{}
-	top := r.mapping(n, path, kubectlKeys, nil)
+	top := r.Mapping(n, path, kubectlKeys, nil)
 	for _, sub := range kubectlKeys {
-		for i, it := range r.items(top.v(sub), path+"."+sub) {
+		for i, it := range r.Items(top.V(sub), path+"."+sub) {
 			p := fmt.Sprintf("%s.%s[%d]", path, sub, i)
 			keys := dslKeys[sub]
 			if asserting[sub] {
 				keys = append(append([]string(nil), keys...), AssertionKeys...)
 			}
-			e := dslEntry{r: r, n: it, f: r.mapping(it, p, keys, nil), p: p, diag: diag}
+			e := dslEntry{r: r, n: it, f: r.Mapping(it, p, keys, nil), p: p, diag: diag}
 			r.dslEntry(k, sub, e, dir)
 		}
 	}
@@ -117,7 +119,7 @@ func (r *reader) kubectl(n *yaml.Node, path, dir string, diag bool) *Kubectl {
 }
 
 func (r *reader) dslEntry(k *Kubectl, sub string, e dslEntry, dir string) {
-	pos := r.pos(e.n)
+	pos := r.Pos(e.n)
 	switch sub {
 	case "get":
 		g := &KGet{Pos: pos, Target: e.target(true), Field: e.s("field"), Format: e.s("format"), Extract: e.extract(), Assert: e.assert()}
@@ -125,53 +127,53 @@ func (r *reader) dslEntry(k *Kubectl, sub string, e dslEntry, dir string) {
 		r.checkGet(e, g)
 		k.Get = append(k.Get, g)
 	case "logs":
-		l := &KLogs{Pos: pos, Target: e.target(false), Container: e.s("container"), Since: r.duration(e.f.v("since"), e.p+".since"), Extract: e.extract(), Assert: e.assert()}
+		l := &KLogs{Pos: pos, Target: e.target(false), Container: e.s("container"), Since: r.Duration(e.f.V("since"), e.p+".since"), Extract: e.extract(), Assert: e.assert()}
 		e.pod(l.Target)
 		k.Logs = append(k.Logs, l)
 	case "describe":
 		d := &KDescribe{Pos: pos, Target: e.target(true), Assert: e.assert()}
 		e.need("kind")
 		if d.Target.Name == "" && d.Target.LabelSelector == "" {
-			r.errorf(e.n, e.p, "name the objects with name: or labelSelector:")
+			r.Errorf(e.n, e.p, "name the objects with name: or labelSelector:")
 		}
 		k.Describe = append(k.Describe, d)
 	case "exec":
-		x := &KExec{Pos: pos, Target: e.target(false), Container: e.s("container"), Command: r.strList(e.f.v("command"), e.p+".command"), Extract: e.extract(), Assert: e.assert()}
+		x := &KExec{Pos: pos, Target: e.target(false), Container: e.s("container"), Command: r.StrList(e.f.V("command"), e.p+".command"), Extract: e.extract(), Assert: e.assert()}
 		e.pod(x.Target)
 		if len(x.Command) == 0 {
-			r.errorf(e.n, e.p+".command", "command is required (a list: [sh, -c, \"…\"])")
+			r.Errorf(e.n, e.p+".command", "command is required (a list: [sh, -c, \"…\"])")
 		}
 		k.Exec = append(k.Exec, x)
 	case "port-forward":
 		k.PortForward = append(k.PortForward, r.portForward(e))
 	case "apply":
 		a := &KApply{Pos: pos, Inline: e.s("inline"), Namespace: e.s("namespace"), Assert: e.r.assertions(e.f, e.p)}
-		a.File = r.existing(e.f.v("file"), e.p+".file", dir)
-		if e.f.has("exitCode") {
-			a.ExitCode, _ = r.integer(e.f.v("exitCode"), e.p+".exitCode")
+		a.File = r.Existing(e.f.V("file"), e.p+".file", dir)
+		if e.f.Has("exitCode") {
+			a.ExitCode, _ = r.Int(e.f.V("exitCode"), e.p+".exitCode")
 		}
-		if e.f.has("file") == (a.Inline != "") {
-			r.errorf(e.n, e.p, "give exactly one of file: and inline:")
+		if e.f.Has("file") == (a.Inline != "") {
+			r.Errorf(e.n, e.p, "give exactly one of file: and inline:")
 		}
 		k.Apply = append(k.Apply, a)
 	case "delete":
-		d := &KDelete{Pos: pos, Target: e.target(true), IgnoreNotFound: r.boolean(e.f.v("ignoreNotFound"), e.p+".ignoreNotFound")}
-		d.File = r.existing(e.f.v("file"), e.p+".file", dir)
+		d := &KDelete{Pos: pos, Target: e.target(true), IgnoreNotFound: r.Bool(e.f.V("ignoreNotFound"), e.p+".ignoreNotFound")}
+		d.File = r.Existing(e.f.V("file"), e.p+".file", dir)
 		byName := d.Target.Kind != "" || d.Target.Name != ""
 		switch {
-		case d.Target.Lease != nil && (e.f.has("file") || byName):
-			r.errorf(e.n, e.p, "leaderElection is mutually exclusive with file, kind and name")
-		case d.Target.Lease == nil && e.f.has("file") && byName:
-			r.errorf(e.n, e.p, "file and kind/name are mutually exclusive")
-		case d.Target.Lease == nil && !e.f.has("file") && (d.Target.Kind == "" || d.Target.Name == ""):
-			r.errorf(e.n, e.p, "give file:, or kind: and name:, or leaderElection:")
+		case d.Target.Lease != nil && (e.f.Has("file") || byName):
+			r.Errorf(e.n, e.p, "leaderElection is mutually exclusive with file, kind and name")
+		case d.Target.Lease == nil && e.f.Has("file") && byName:
+			r.Errorf(e.n, e.p, "file and kind/name are mutually exclusive")
+		case d.Target.Lease == nil && !e.f.Has("file") && (d.Target.Kind == "" || d.Target.Name == ""):
+			r.Errorf(e.n, e.p, "give file:, or kind: and name:, or leaderElection:")
 		}
 		k.Delete = append(k.Delete, d)
 	case "patch":
 		pt := &KPatch{Pos: pos, Target: e.target(true), Type: e.s("type"), Patch: e.s("patch")}
 		e.need("kind", "name", "patch")
-		if !contains([]string{"", "merge", "strategic", "json"}, pt.Type) {
-			r.errorf(e.f.v("type"), e.p+".type", "type must be merge, strategic or json, got %q", pt.Type)
+		if !slices.Contains([]string{"", "merge", "strategic", "json"}, pt.Type) {
+			r.Errorf(e.f.V("type"), e.p+".type", "type must be merge, strategic or json, got %q", pt.Type)
 		}
 		k.Patch = append(k.Patch, pt)
 	case "events":
@@ -186,29 +188,29 @@ func (r *reader) dslEntry(k *Kubectl, sub string, e dslEntry, dir string) {
 		c := &KCp{Pos: pos, Target: e.target(false), Container: e.s("container"), Src: e.s("src"), Extract: e.extract(), Assert: e.assert()}
 		e.need("src")
 		if c.Target.Name == "" && c.Target.LabelSelector == "" {
-			r.errorf(e.n, e.p, "name the pod with name: or labelSelector:")
+			r.Errorf(e.n, e.p, "name the pod with name: or labelSelector:")
 		}
 		k.Cp = append(k.Cp, c)
 	case "top":
-		t := &KTop{Pos: pos, Target: e.target(true), Containers: r.boolean(e.f.v("containers"), e.p+".containers"), Assert: e.assert()}
-		if !contains([]string{"pod", "pods", "node", "nodes"}, strings.ToLower(t.Target.Kind)) {
-			r.errorf(e.n, e.p+".kind", "kind must be pod or node, got %q", t.Target.Kind)
+		t := &KTop{Pos: pos, Target: e.target(true), Containers: r.Bool(e.f.V("containers"), e.p+".containers"), Assert: e.assert()}
+		if !slices.Contains([]string{"pod", "pods", "node", "nodes"}, strings.ToLower(t.Target.Kind)) {
+			r.Errorf(e.n, e.p+".kind", "kind must be pod or node, got %q", t.Target.Kind)
 		}
 		k.Top = append(k.Top, t)
 	case "restart", "scale":
 		ro := &KRollout{Pos: pos, Target: e.target(true), Ready: true}
 		e.need("kind", "name")
-		if e.f.has("ready") {
-			ro.Ready = r.boolean(e.f.v("ready"), e.p+".ready")
+		if e.f.Has("ready") {
+			ro.Ready = r.Bool(e.f.V("ready"), e.p+".ready")
 		}
 		if sub == "restart" {
 			k.Restart = append(k.Restart, ro)
 			return
 		}
-		if v, ok := r.integer(e.f.v("replicas"), e.p+".replicas"); ok && v >= 0 {
+		if v, ok := r.Int(e.f.V("replicas"), e.p+".replicas"); ok && v >= 0 {
 			ro.Replicas = &v
 		} else {
-			r.errorf(e.n, e.p+".replicas", "scale needs replicas: (0 or more)")
+			r.Errorf(e.n, e.p+".replicas", "scale needs replicas: (0 or more)")
 		}
 		k.Scale = append(k.Scale, ro)
 	}
@@ -217,32 +219,32 @@ func (r *reader) dslEntry(k *Kubectl, sub string, e dslEntry, dir string) {
 func (r *reader) checkGet(e dslEntry, g *KGet) {
 	switch {
 	case g.Field == "" && g.Format == "" && !e.diag:
-		r.errorf(e.n, e.p, "give field: (a jsonpath such as .status.phase) or format: (json or yaml)")
+		r.Errorf(e.n, e.p, "give field: (a jsonpath such as .status.phase) or format: (json or yaml)")
 	case g.Format != "" && g.Format != "json" && g.Format != "yaml":
-		r.errorf(e.f.v("format"), e.p+".format", "format must be json or yaml, got %q", g.Format)
+		r.Errorf(e.f.V("format"), e.p+".format", "format must be json or yaml, got %q", g.Format)
 	}
 	if g.JQ != "" && g.Format != "json" {
-		r.errorf(e.f.v("jq"), e.p+".jq", "jq needs format: json (as upstream)")
+		r.Errorf(e.f.V("jq"), e.p+".jq", "jq needs format: json (as upstream)")
 	}
 	if g.YQ != "" && g.Format != "yaml" {
-		r.errorf(e.f.v("yq"), e.p+".yq", "yq needs format: yaml (as upstream)")
+		r.Errorf(e.f.V("yq"), e.p+".yq", "yq needs format: yaml (as upstream)")
 	}
 }
 
 func (r *reader) portForward(e dslEntry) *KPortForward {
-	pf := &KPortForward{Pos: r.pos(e.n), Service: e.s("service"), Pod: e.s("pod"), Target: e.target(false), Path: e.s("path"),
-		Method: strings.ToUpper(e.s("method")), Body: e.s("body"), Wait: r.duration(e.f.v("wait"), e.p+".wait"), Extract: e.extract()}
+	pf := &KPortForward{Pos: r.Pos(e.n), Service: e.s("service"), Pod: e.s("pod"), Target: e.target(false), Path: e.s("path"),
+		Method: strings.ToUpper(e.s("method")), Body: e.s("body"), Wait: r.Duration(e.f.V("wait"), e.p+".wait"), Extract: e.extract()}
 	pf.Assert = r.assertions(e.f, e.p)
-	pf.Port, _ = r.integer(e.f.v("port"), e.p+".port")
-	if e.f.has("statusCode") {
-		pf.StatusCode, _ = r.integer(e.f.v("statusCode"), e.p+".statusCode")
+	pf.Port, _ = r.Int(e.f.V("port"), e.p+".port")
+	if e.f.Has("statusCode") {
+		pf.StatusCode, _ = r.Int(e.f.V("statusCode"), e.p+".statusCode")
 	}
-	if hn := e.f.v("headers"); hn != nil {
-		for k, v := range r.mapping(hn, e.p+".headers", headerNames(hn), nil) {
+	if hn := e.f.V("headers"); hn != nil {
+		for k, v := range r.Mapping(hn, e.p+".headers", headerNames(hn), nil) {
 			if pf.Headers == nil {
 				pf.Headers = map[string]string{}
 			}
-			pf.Headers[k] = r.str(v.value, e.p+".headers."+k)
+			pf.Headers[k] = r.Str(v.Value, e.p+".headers."+k)
 		}
 	}
 	if pf.Method == "" {
@@ -250,22 +252,22 @@ func (r *reader) portForward(e dslEntry) *KPortForward {
 	}
 	switch {
 	case pf.Target.Lease == nil && pf.Service == "" && pf.Pod == "":
-		r.errorf(e.n, e.p, "name the target with service:, pod: or leaderElection:")
+		r.Errorf(e.n, e.p, "name the target with service:, pod: or leaderElection:")
 	case pf.Port <= 0:
-		r.errorf(e.n, e.p+".port", "port must be a port number (> 0)")
+		r.Errorf(e.n, e.p+".port", "port must be a port number (> 0)")
 	case (pf.Assert.Any() || pf.StatusCode != 0) && pf.Path == "":
-		r.errorf(e.n, e.p+".path", "path is required when assertions are set (the HTTP path requested)")
+		r.Errorf(e.n, e.p+".path", "path is required when assertions are set (the HTTP path requested)")
 	case pf.StatusCode != 0 && (pf.Assert.Any() || pf.JQ != "" || pf.YQ != ""):
-		r.errorf(e.f.v("statusCode"), e.p+".statusCode", "statusCode asserts the status only: it cannot be combined with jq, yq or output assertions (as upstream)")
+		r.Errorf(e.f.V("statusCode"), e.p+".statusCode", "statusCode asserts the status only: it cannot be combined with jq, yq or output assertions (as upstream)")
 	case !e.diag && !pf.Assert.Any() && pf.StatusCode == 0:
-		r.errorf(e.n, e.p, "at least one assertion is required (statusCode, %s)", strings.Join(AssertionKeys, ", "))
+		r.Errorf(e.n, e.p, "at least one assertion is required (statusCode, %s)", strings.Join(AssertionKeys, ", "))
 	}
 	return pf
 }
 
 // headerNames are a headers map's keys: any name is allowed.
 func headerNames(n *yaml.Node) []string {
-	n = resolve(n)
+	n = specyaml.Resolve(n)
 	var out []string
 	if n != nil && n.Kind == yaml.MappingNode {
 		for i := 0; i < len(n.Content); i += 2 {

@@ -167,8 +167,9 @@ func TestParseRejects(t *testing.T) {
 			map[string]string{"inc.yaml": "expect: [{include: ./inc2.yaml}]\n"}},
 		{"include without expect", head + "  expect: [{include: ./inc.yaml}]\n", "e2e.yaml:7:22", "has no expect:",
 			map[string]string{"inc.yaml": "- name: b\n"}},
-		{"merge key of a scalar", head + "  expect: [{<<: 3, name: a, commands: [{run: 'true'}]}]\n", "e2e.yaml:7:13", "a merge key (<<) takes an alias of a map", nil},
+		{"merge key of a scalar", head + "  expect: [{<<: 3, name: a, commands: [{run: 'true'}]}]\n", "e2e.yaml:7:17", "a merge key (<<) takes an alias of a map", nil},
 		{"duplicate key", head + "  expect: [{name: a, name: b, commands: [{run: 'true'}]}]\n", "e2e.yaml:7:22", `duplicate key "name"`, nil},
+		{"two documents", head + "  expect: [{name: a, commands: [{run: 'true'}]}]\n---\nkind: E2E\n", "e2e.yaml:8:1", "a second YAML document", nil},
 		{"import cycle", "apiVersion: orkestra.orkspace.io/v1\nkind: E2E\nimports: [./e2e.yaml]\n", "e2e.yaml:3:11", "imports itself", nil},
 		{"import of another kind", "apiVersion: orkestra.orkspace.io/v1\nkind: E2E\nimports: [./k.yaml]\n", "k.yaml:1:7", "kind must be E2E",
 			map[string]string{"k.yaml": "kind: Katalog\n"}},
@@ -262,5 +263,28 @@ func TestDiscover(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "a/e2e-custom.yaml a/e2e.yaml b/c/e2e.yml" {
 		t.Errorf("discovered %v", got)
+	}
+}
+
+// TestParseAnchorKeys: keys starting with x- hold anchors and are not
+// read (as in Simulate specs: both formats share one reader).
+func TestParseAnchorKeys(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"katalog.yaml": "kind: Katalog\n",
+		"cr.yaml":      "kind: X\n",
+		"e2e.yaml": head + "  x-later: &later {after: cr-applied, timeout: 7s}\n" +
+			"  expect: [{<<: *later, name: a, commands: [{run: 'true'}]}]\nx-unused: {anything: 1}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, diags := Parse(filepath.Join(dir, "e2e.yaml"))
+	if len(diags) > 0 {
+		t.Fatalf("x-… keys are not read: %v", diags)
+	}
+	if e := s.Expect[0]; e.After != AfterCRApplied || e.Timeout != 7*time.Second {
+		t.Errorf("the anchor an x- key holds merges: after %q timeout %s", e.After, e.Timeout)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/specyaml"
 )
 
 // includes reads rule lists, expanding `- include: FILE` entries: each is
@@ -23,58 +24,54 @@ type includes struct {
 
 var ruleKeys = []string{"include", "cycle", "verb", "resource", "name", "count"}
 
-func (inc *includes) rules(file, dir, field string, n *yaml.Node, absent bool, stack []string) []Rule {
-	r := inc.r
+func (inc *includes) rules(y *specyaml.Reader, field string, n *yaml.Node, absent bool, stack []string) []Rule {
 	var out []Rule
-	for i, item := range r.list(file, field, n) {
+	for i, item := range y.Items(n, field) {
 		at := fmt.Sprintf("%s[%d]", field, i)
-		m := r.mapping(file, at, item, ruleKeys...)
+		m := y.Mapping(item, at, ruleKeys, nil)
 		if m == nil {
 			continue
 		}
-		if p, ok := m["include"]; ok {
+		if m.Has("include") {
 			for k, q := range m {
 				if k != "include" {
-					r.errorf(posOf(file, q.keyAt), at+"."+k, "an include entry stands alone (it is replaced by the file's ops); move %s into the included rules or into a rule of its own", k)
+					y.Errorf(q.Key, at+"."+k, "an include entry stands alone (it is replaced by the file's ops); move %s into the included rules or into a rule of its own", k)
 				}
 			}
-			out = append(out, inc.include(file, dir, at, p.value, absent, stack)...)
+			out = append(out, inc.include(y, at, m.V("include"), absent, stack)...)
 			continue
 		}
-		if rule, ok := inc.rule(file, at, m, posOf(file, resolve(item)), absent); ok {
+		if rule, ok := inc.rule(y, at, m, y.Pos(specyaml.Resolve(item)), absent); ok {
 			out = append(out, rule)
 		}
 	}
 	return out
 }
 
-func (inc *includes) include(file, dir, field string, n *yaml.Node, absent bool, stack []string) []Rule {
+func (inc *includes) include(y *specyaml.Reader, field string, n *yaml.Node, absent bool, stack []string) []Rule {
 	r := inc.r
-	path, ok := r.str(file, field+".include", n)
-	if !ok {
+	before := len(r.problems)
+	path := y.Existing(n, field+".include", y.Dir)
+	if path == "" || len(r.problems) > before {
 		return nil
 	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
-	}
-	if slices.Contains(stack, path) || path == file {
-		r.errorf(posOf(file, n), field+".include", "%s includes itself (through %s)", path, strings.Join(append(stack, path), " → "))
+	if slices.Contains(stack, path) || path == y.File {
+		y.Errorf(n, field+".include", "%s includes itself (through %s)", path, strings.Join(append(stack, path), " → "))
 		return nil
 	}
-	root := r.parse(path, posOf(file, n), field+".include")
+	iy, root := specyaml.Open(path, &r.problems)
 	if root == nil {
 		return nil
 	}
-	m := r.mapping(path, "", root, "ops")
+	m := iy.Mapping(root, "", []string{"ops"}, nil)
 	if m == nil {
 		return nil
 	}
-	ops, ok := m["ops"]
-	if !ok {
-		r.errorf(posOf(path, root), "ops", "missing: an include file holds an ops: list of rules")
+	if !m.Has("ops") {
+		iy.Errorf(specyaml.Resolve(root), "ops", "missing: an include file holds an ops: list of rules")
 		return nil
 	}
-	rules := inc.rules(path, filepath.Dir(path), "ops", ops.value, absent, append(stack, file))
+	rules := inc.rules(iy, "ops", m.V("ops"), absent, append(stack, y.File))
 	rel := filepath.Base(path)
 	for i := range rules {
 		rules[i].Field = fmt.Sprintf("%s → %s %s", field, rel, rules[i].Field)
@@ -83,51 +80,43 @@ func (inc *includes) include(file, dir, field string, n *yaml.Node, absent bool,
 }
 
 // rule reads one rule's keys.
-func (inc *includes) rule(file, field string, m map[string]pair, at katalog.Pos, absent bool) (Rule, bool) {
+func (inc *includes) rule(y *specyaml.Reader, field string, m specyaml.Fields, at katalog.Pos, absent bool) (Rule, bool) {
 	r := inc.r
 	rule := Rule{Field: field, Pos: at}
 	before := len(r.problems)
-	if p, ok := m["cycle"]; ok {
-		if c, ok := r.integer(file, field+".cycle", p.value); ok {
-			if c < 1 || c > inc.cycles {
-				r.errorf(posOf(file, p.value), field+".cycle", "is %d: cycles are numbered 1 to %d (spec.cycles); leave cycle out to look at every cycle", c, inc.cycles)
-			}
-			rule.Cycle = c
+	if c, ok := y.Int(m.V("cycle"), field+".cycle"); ok {
+		if c < 1 || c > inc.cycles {
+			y.Errorf(m.V("cycle"), field+".cycle", "is %d: cycles are numbered 1 to %d (spec.cycles); leave cycle out to look at every cycle", c, inc.cycles)
 		}
+		rule.Cycle = c
 	}
-	if p, ok := m["verb"]; ok {
-		if v, ok := r.str(file, field+".verb", p.value); ok {
-			if !slices.Contains(Verbs, v) {
-				r.errorf(posOf(file, p.value), field+".verb", "unknown verb %q%s (verbs: %s)", v, katalog.DidYouMean(v, Verbs), strings.Join(Verbs, ", "))
-			}
-			rule.Verb = v
+	if m.Has("verb") {
+		v := y.Str(m.V("verb"), field+".verb")
+		if !slices.Contains(Verbs, v) {
+			y.Errorf(m.V("verb"), field+".verb", "unknown verb %q%s (verbs: %s)", v, katalog.DidYouMean(v, Verbs), strings.Join(Verbs, ", "))
 		}
+		rule.Verb = v
 	} else if !absent {
 		r.errorf(at, field+".verb", "missing: an ops rule names the verb it expects (%s)", strings.Join(Verbs, ", "))
 	}
-	if p, ok := m["resource"]; ok {
-		if v, ok := r.str(file, field+".resource", p.value); ok {
-			if v == "" || v != strings.ToLower(v) || strings.Contains(v, ".") {
-				r.errorf(posOf(file, p.value), field+".resource", "%q: a resource is named by its lowercase plural, as kubectl names it (deployments, configmaps, websites), or with /status for its status", v)
-			}
-			rule.Resource = v
+	if m.Has("resource") {
+		v := y.Str(m.V("resource"), field+".resource")
+		if v == "" || v != strings.ToLower(v) || strings.Contains(v, ".") {
+			y.Errorf(m.V("resource"), field+".resource", "%q: a resource is named by its lowercase plural, as kubectl names it (deployments, configmaps, websites), or with /status for its status", v)
 		}
+		rule.Resource = v
 	} else {
 		r.errorf(at, field+".resource", "missing: a rule names the resource it looks at (deployments, services, …)")
 	}
-	if p, ok := m["name"]; ok {
-		rule.Name, _ = r.str(file, field+".name", p.value)
-	}
-	if p, ok := m["count"]; ok {
-		if c, ok := r.integer(file, field+".count", p.value); ok {
-			switch {
-			case absent:
-				r.errorf(posOf(file, p.keyAt), field+".count", "an absent rule takes no count: it holds when no op matches")
-			case c < 1:
-				r.errorf(posOf(file, p.value), field+".count", "must be at least 1")
-			}
-			rule.Count = c
+	rule.Name = y.Str(m.V("name"), field+".name")
+	if c, ok := y.Int(m.V("count"), field+".count"); ok {
+		switch {
+		case absent:
+			y.Errorf(m["count"].Key, field+".count", "an absent rule takes no count: it holds when no op matches")
+		case c < 1:
+			y.Errorf(m.V("count"), field+".count", "must be at least 1")
 		}
+		rule.Count = c
 	}
 	return rule, len(r.problems) == before
 }

@@ -179,12 +179,12 @@ func TestReadInvalid(t *testing.T) {
 		at    string // file:line:col suffix of the first problem
 		says  string
 	}{
-		{"katalog missing", spec("spec:\n  katalog: gone.yaml\n  cr: cr.yaml\n"), "simulate.yaml:6:12", "gone.yaml does not exist"},
-		{"cr missing", spec("spec:\n  katalog: katalog.yaml\n  cr: nope.yaml\n"), "simulate.yaml:7:7", "spec.cr: file"},
+		{"katalog missing", spec("spec:\n  katalog: gone.yaml\n  cr: cr.yaml\n"), "simulate.yaml:6:12", "gone.yaml: no such file"},
+		{"cr missing", spec("spec:\n  katalog: katalog.yaml\n  cr: nope.yaml\n"), "simulate.yaml:7:7", "spec.cr: nope.yaml: no such file"},
 		{"crFiles item missing", spec("spec:\n  katalog: katalog.yaml\n  crFiles: [cr.yaml, no.yaml]\n"), "simulate.yaml:7:22", "spec.crFiles[1]"},
-		{"crd missing", spec("spec:\n  katalog: katalog.yaml\n  cr: cr.yaml\n  crd: no-crd.yaml\n"), "simulate.yaml:8:8", "no-crd.yaml does not exist"},
+		{"crd missing", spec("spec:\n  katalog: katalog.yaml\n  cr: cr.yaml\n  crd: no-crd.yaml\n"), "simulate.yaml:8:8", "no-crd.yaml: no such file"},
 		{"import missing", map[string]string{"simulate.yaml": head + "imports:\n  - ./a/simulate.yaml\n"}, "simulate.yaml:6:5", "imports[0]"},
-		{"include missing", run("    ops:\n      - include: ops.yaml\n"), "simulate.yaml:11:18", "ops.yaml does not exist"},
+		{"include missing", run("    ops:\n      - include: ops.yaml\n"), "simulate.yaml:11:18", "ops.yaml: no such file"},
 		{"no cr", spec("spec:\n  katalog: katalog.yaml\n"), "simulate.yaml:6:3", "give the custom resources"},
 		{"no katalog", spec("spec:\n  cr: cr.yaml\n"), "simulate.yaml:6:3", "spec.katalog: missing"},
 		{"unknown key", run("    opps: []\n"), "simulate.yaml:10:5", `unknown key "opps"; did you mean "ops"?`},
@@ -214,9 +214,10 @@ func TestReadInvalid(t *testing.T) {
 		{"both spellings", spec("spec:\n  katalog: katalog.yaml\n  catalog: katalog.yaml\n  cr: cr.yaml\n"), "simulate.yaml:7:3", "older spelling"},
 		{"cycles 0", spec("spec:\n  katalog: katalog.yaml\n  cr: cr.yaml\n  cycles: 0\n"), "simulate.yaml:8:11", "at least 1"},
 		{"cycles not a number", spec("spec:\n  katalog: katalog.yaml\n  cr: cr.yaml\n  cycles: ten\n"), "simulate.yaml:8:11", "must be an integer"},
-		{"crds not a mapping", run("    crds: [a]\n"), "simulate.yaml:10:11", "mapping of katalog entry names"},
+		{"crds not a mapping", run("    crds: [a]\n"), "simulate.yaml:10:11", "map of katalog entry names"},
 		{"crds block with crds", run("    crds:\n      web:\n        crds: {}\n"), "simulate.yaml:12:9", `unknown key "crds"`},
 		{"two documents", map[string]string{"simulate.yaml": head + "imports: []\n---\nkind: Simulate\n"}, "simulate.yaml:6:1", "second YAML document"},
+		{"duplicate key", run("    steady: true\n    steady: false\n"), "simulate.yaml:11:5", "duplicate key \"steady\" (first at line 10)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
