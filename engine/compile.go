@@ -130,12 +130,27 @@ func (c *compiler) box(sc compileScope, e *Entry, finalizers []string) {
 			e.Cleanup = &Cleanup{Source: cl, When: cond}
 		}
 	}
+	for _, ev := range box.Events {
+		e.Events = append(e.Events, c.emitEvent(sc, ev))
+	}
 	if box.Status != nil {
 		for i, f := range box.Status.Fields {
 			if sf := c.statusField(sc, i, f); sf != nil {
 				e.Status = append(e.Status, sf)
 			}
 		}
+	}
+}
+
+// emitEvent compiles an operatorBox.emit.events entry: its message is text
+// (as a status field the schema does not type) and its conditions those of
+// a gate.
+func (c *compiler) emitEvent(sc compileScope, ev *katalog.EmitEvent) *EmitEvent {
+	field := ev.Field()
+	return &EmitEvent{
+		Source:  ev,
+		Message: c.value(sc, ev.Message, nil, target{field: field + ".message", coerce: CoerceString}),
+		When:    c.conditions(sc, ev.When, ev.Or, field),
 	}
 }
 

@@ -124,5 +124,10 @@ func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text s
 		when(cl.When)
 		when(cl.Or)
 	}
+	for _, ev := range e.Box.Events {
+		walk(ev.Message)
+		when(ev.When)
+		when(ev.Or)
+	}
 	return found
 }

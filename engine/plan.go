@@ -66,6 +66,9 @@ type Entry struct {
 	// Cleanup deletes the custom resource once its condition has held for
 	// a while (operatorBox.runtime.cleanup); nil: never.
 	Cleanup *Cleanup
+	// Events are recorded on the custom resource after a reconcile
+	// (operatorBox.emit.events).
+	Events []*EmitEvent
 	// DependsOn are the entries this entry's reconciles wait for.
 	DependsOn []*katalog.Dependency
 	// ReadsChildren is true when an expression of the entry reads the
@@ -96,6 +99,14 @@ type Entry struct {
 type Cleanup struct {
 	Source *katalog.Cleanup
 	When   Condition
+}
+
+// EmitEvent is a compiled operatorBox.emit.events entry.
+type EmitEvent struct {
+	Source  *katalog.EmitEvent
+	Message *Node
+	// When is nil when the event has no condition.
+	When Condition
 }
 
 // Resource is one compiled child declaration.

@@ -67,6 +67,9 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	status, spath := o["status"], path+".status"
 	if f, ok := o["emit"]; ok {
 		eo := d.mapping(f.value, path+".emit", emitKeys, nil)
+		if ev, ok := eo["events"]; ok {
+			box.Events = d.emitEvents(ev.value, path+".emit.events")
+		}
 		if es, ok := eo["status"]; ok {
 			if status.value != nil {
 				d.errorf(es.key, path+".emit.status", "status is already declared at %s; declare it once", d.pos(status.key))

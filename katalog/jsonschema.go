@@ -101,10 +101,15 @@ func entrySchema(listForm bool) map[string]any {
 func boxSchema() map[string]any {
 	hooks := map[string]any{OnCreate: ref("hooks"), OnReconcile: ref("hooks"), OnDelete: ref("hooks")}
 	props := map[string]any{
-		"default":      boolean(),
-		"finalizers":   arr(str()),
-		"status":       ref("statusBlock"),
-		"emit":         obj(emitKeys, map[string]any{"status": ref("statusBlock")}, false),
+		"default":    boolean(),
+		"finalizers": arr(str()),
+		"status":     ref("statusBlock"),
+		"emit": obj(emitKeys, map[string]any{"status": ref("statusBlock"),
+			"events": desc("Kubernetes Events recorded on the custom resource after a reconcile, by name.",
+				map[string]any{"type": "object", "additionalProperties": obj(emitEventKeys, map[string]any{
+					"reason": str(), "message": str(), "type": enum("Normal", "Warning"),
+					"on":   oneOf(enum(OnSuccess, OnFailure, OnAlways), arr(enum(OnSuccess, OnFailure, OnAlways))),
+					"when": ref("when"), "or": ref("when")}, false)})}, false),
 		"imports":      arr(ref("motifImport")),
 		"workers":      integer(),
 		"queue":        obj(queueKeys, nil, false),

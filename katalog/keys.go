@@ -19,7 +19,7 @@ var (
 	motifImportKeys         = []string{"motif", "with"}
 	apiTypesKeys            = []string{"group", "version", "kind", "plural", "singular", "shortNames", "listKind", "scope", "namespaced", "categories"}
 	queueKeys               = []string{"maxDepth", "maxQueueDepth", "failureThreshold", "default"}
-	emitKeys                = []string{"status"}
+	emitKeys                = []string{"status", "events"}
 	statusKeys              = []string{"fields", "include"}
 	unimplementedStatus     = []string{"conditions", "children"}
 	statusFieldKeys         = []string{"path", "value", "type", "when", "clearOnFalse"}

@@ -181,3 +181,51 @@ runtime:
 		})
 	}
 }
+
+func TestEmitEventsDecode(t *testing.T) {
+	k, _, diags := loadBox(t, `
+emit:
+  events:
+    done:
+      reason: BackupCompleted
+      message: "${self.metadata.name} backed up"
+      type: Warning
+      on: [success, failure]
+      when: ["self.spec.replicas > 0"]
+    plain:
+      reason: Plain
+      message: text
+`)
+	wantDiags(t, diags)
+	evs := k.CRDs[0].Box.Events
+	if len(evs) != 2 || evs[0].Name != "done" || evs[1].Name != "plain" {
+		t.Fatalf("events %+v", evs)
+	}
+	d, p := evs[0], evs[1]
+	if d.Reason != "BackupCompleted" || d.Type != "Warning" || !d.OnSuccess || !d.OnFailure || d.When == nil || d.Message.Str != "${self.metadata.name} backed up" {
+		t.Errorf("done %+v", d)
+	}
+	if p.Type != "Normal" || !p.OnSuccess || p.OnFailure || p.When != nil {
+		t.Errorf("defaults: %+v", p)
+	}
+}
+
+func TestEmitEventsErrors(t *testing.T) {
+	cases := []struct{ name, box, want string }{
+		{"no reason", "emit:\n  events:\n    e:\n      message: m\n", `17:13: [site] operatorBox.emit.events.e: an event needs reason:`},
+		{"templated reason", "emit:\n  events:\n    e:\n      reason: \"{{ .spec.x }}\"\n      message: m\n", `18:23: [site] operatorBox.emit.events.e.reason: reason "{{ .spec.x }}" is not a CamelCase word`},
+		{"no message", "emit:\n  events:\n    e:\n      reason: R\n", `17:13: [site] operatorBox.emit.events.e: an event needs message:`},
+		{"bad type", "emit:\n  events:\n    e:\n      reason: R\n      message: m\n      type: Error\n", `20:21: [site] operatorBox.emit.events.e.type: type must be Normal or Warning, got "Error"`},
+		{"bad on", "emit:\n  events:\n    e:\n      reason: R\n      message: m\n      on: [sucess]\n", `20:20: [site] operatorBox.emit.events.e.on[0]: on takes success, failure or always, got "sucess"; did you mean "success"?`},
+		{"unknown key", "emit:\n  events:\n    e:\n      reason: R\n      message: m\n      note: n\n", `20:15: [site] operatorBox.emit.events.e.note: unknown key "note"`},
+		{"not a map", "emit:\n  events: [a]\n", `16:19: [site] operatorBox.emit.events: events is a map of name`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, diags := loadBox(t, tc.box)
+			if len(diags) == 0 || !strings.HasPrefix(diags[0], tc.want) {
+				t.Fatalf("got %q\nwant %s", diags, tc.want)
+			}
+		})
+	}
+}

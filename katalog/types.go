@@ -273,6 +273,8 @@ type OperatorBox struct {
 	Prune *Switch
 	// Cleanup is operatorBox.runtime.cleanup; nil when absent.
 	Cleanup *Cleanup
+	// Events are operatorBox.emit.events, in document order.
+	Events []*EmitEvent
 	// NamedDeletes are onDelete declarations that only name a child the
 	// box declares (dropped with a warning: garbage collection deletes it);
 	// `orkestra migrate` rewrites their names with the child's.

@@ -72,7 +72,7 @@ func (e *entryController) Reconcile(ctx context.Context, req reconcile.Request) 
 // The custom resource is the cache's own object, not a copy: evaluations
 // only read it (CEL and template values never alias their input), and every
 // write patches a copy (patchCopy).
-func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, bool, error) {
+func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) (_ reconcile.Result, _ bool, err error) {
 	cr := e.crObject()
 	if err := e.client.Get(ctx, req.NamespacedName, cr, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -98,7 +98,16 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if waits := e.waitingFor(); waits != "" {
 		return e.hold(ctx, cr, ReasonWaiting, "waiting for "+waits, dependencyRetry)
 	}
-	kids, err := e.observedChildren(ctx, cr)
+	// The declared events follow the reconcile's outcome: a failure, or
+	// success (set at the end); a reconcile held back is neither.
+	var kids map[string]any
+	succeeded := false
+	defer func() {
+		if err != nil || succeeded {
+			e.emitEvents(cr, kids, succeeded)
+		}
+	}()
+	kids, err = e.observedChildren(ctx, cr)
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
@@ -179,6 +188,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		out.RequeueAfter = retryAfter
 	}
 	e.health.succeeded(e.op.opts.Now())
+	succeeded = !a.retry
 	return out, a.retry, nil
 }
 
