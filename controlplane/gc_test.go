@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/watchlist"
 )
 
 // TestGarbageCollector: on a control plane without kube-controller-manager,
@@ -152,5 +153,15 @@ func TestNamespaceDeletion(t *testing.T) {
 		if cm, err := cs.CoreV1().ConfigMaps("kept").Get(ctx, name, metav1.GetOptions{}); err != nil || cm.DeletionTimestamp != nil {
 			t.Errorf("configmap kept/%s of a namespace not deleted was touched (err %v)", name, err)
 		}
+	}
+}
+
+// TestCollectorListsThenWatches: client-go's informers take the
+// collector's client as one that lists and then watches (no streamed
+// initial list, which on this control plane waits seconds for a new CRD's
+// kind, holding back the cleanup of its custom resources' children).
+func TestCollectorListsThenWatches(t *testing.T) {
+	if !watchlist.DoesClientNotSupportWatchListSemantics(listThenWatch{}) {
+		t.Error("client-go would stream the collector's initial lists")
 	}
 }
