@@ -15,7 +15,7 @@ import (
 )
 
 // An expression that calls a clock-reading function (weekday, timeInWindow,
-// nextCron, and the legacy.* helpers of `time:`, `dayOfWeek:`, `cron:`
+// nextCron, isExpired, and the legacy.* helpers of `time:`, `dayOfWeek:`, `cron:`
 // conditions) may change without any change to the object. Its timers, found
 // in the checked expression at compile time, say when: from the literal
 // arguments, else every minute.
@@ -48,6 +48,21 @@ func clockTimers(e ast.Expr) []clockTimer {
 			}
 			if !notes.NextWindowChange(a, b, time.Time{}).IsZero() {
 				out = append(out, func(now time.Time) time.Time { return notes.NextWindowChange(a, b, now) })
+			}
+		case "isExpired":
+			ts, ok1 := str(0)
+			dur, ok2 := str(1)
+			if !ok1 || !ok2 {
+				out = append(out, everyMinute)
+				return
+			}
+			if at := notes.ExpiresAt(ts, dur); !at.IsZero() {
+				out = append(out, func(now time.Time) time.Time {
+					if now.Before(at) {
+						return at
+					}
+					return time.Time{}
+				})
 			}
 		case "nextCron", "legacy.cronWindow":
 			expr, ok := str(0)
@@ -139,6 +154,7 @@ func (c *condition) NextChange(now time.Time) time.Time {
 //	weekday() bool                    Monday to Friday
 //	timeInWindow(string, string) bool after <= now < before ("HH:MM")
 //	nextCron(string) string           the schedule's next fire (RFC 3339)
+//	isExpired(string, string) bool    timestamp + duration is past
 type clockLib struct{}
 
 func (clockLib) LibraryName() string { return "orkestra.clock" }
@@ -161,6 +177,16 @@ func clockDefs() Overloads {
 					return types.NoSuchOverloadErr()
 				}
 				return types.Bool(notes.TimeInWindow(engine.Now(), string(after), string(before)))
+			}),
+			Estimate: traversal(0), Track: track},
+		Overload{Function: "isExpired", ID: "isExpired_string_string", Args: []*cel.Type{cel.StringType, cel.StringType}, Result: cel.BoolType,
+			Binding: cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+				ts, ok1 := a.(types.String)
+				dur, ok2 := b.(types.String)
+				if !ok1 || !ok2 {
+					return types.NoSuchOverloadErr()
+				}
+				return types.Bool(notes.IsExpired(engine.Now(), string(ts), string(dur)))
 			}),
 			Estimate: traversal(0), Track: track},
 		Overload{Function: "nextCron", ID: "nextCron_string", Args: []*cel.Type{cel.StringType}, Result: cel.StringType,

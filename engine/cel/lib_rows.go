@@ -127,3 +127,51 @@ func traversal(grow float64) checker.FunctionEstimator {
 		return &checker.CallEstimate{CostEstimate: cost, ResultSize: &out}
 	}
 }
+
+// NativeFunction is a function of fixed arguments (strings, ints, doubles,
+// bools, or dyn for a Kubernetes object or any value) returning result: fn
+// gets the arguments as native Go values (string, int64, float64, bool, the
+// unstructured data of an object as it is) and returns a native value of
+// the result type, or an error (the call's error). A string, list or map
+// result is at most grow bytes per byte of its arguments plus extra, an
+// object argument counting as a status field's size.
+func NativeFunction(name string, args []*cel.Type, result *cel.Type, grow float64, extra uint64, fn func(args []any) (any, error)) Overload {
+	id := name
+	for _, a := range args {
+		id += "_" + a.String()
+	}
+	return Overload{Function: name, ID: id, Args: args, Result: result,
+		Binding: cel.FunctionBinding(func(vals ...ref.Val) ref.Val {
+			in := make([]any, len(vals))
+			for i, v := range vals {
+				in[i] = rawOf(v)
+			}
+			out, err := fn(in)
+			if err != nil {
+				return types.NewErr("%v", err)
+			}
+			return types.DefaultTypeAdapter.NativeToValue(out)
+		}),
+		Estimate: func(est checker.CostEstimator, _ *checker.AstNode, argNodes []checker.AstNode) *checker.CallEstimate {
+			cost := checker.FixedCostEstimate(1)
+			var in checker.SizeEstimate
+			for i, a := range argNodes {
+				if i < len(args) && args[i] == cel.DynType {
+					// an object: a few of its fields are read, and what it
+					// gives back is at most a status field's size
+					cost = cost.Add(checker.FixedCostEstimate(10))
+					in = in.Add(checker.SizeEstimate{Min: 0, Max: uint64(maxRequestSize)})
+					continue
+				}
+				s := sizeOf(est, a)
+				in = in.Add(s)
+				cost = cost.Add(s.MultiplyByCostFactor(common.StringTraversalCostFactor))
+			}
+			size := checker.FixedSizeEstimate(1)
+			if result != cel.BoolType && result != cel.IntType && result != cel.DoubleType {
+				size = checker.SizeEstimate{Min: 0, Max: uint64(math.Min(float64(in.Max)*grow+float64(extra), math.MaxUint64/2))}
+			}
+			return &checker.CallEstimate{CostEstimate: cost, ResultSize: &size}
+		},
+		Track: stringCost(argsAndResult)}
+}

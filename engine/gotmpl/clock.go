@@ -62,6 +62,26 @@ func literalString(n parse.Node) (string, bool) {
 
 func clockMidnight([]parse.Node) timer { return nextMidnight }
 
+// clockExpiry: isExpired changes once, when the timestamp plus the duration
+// passes; with arguments from the object, that is known only when it is
+// evaluated: look again every minute.
+func clockExpiry(args []parse.Node) timer {
+	if len(args) == 2 {
+		ts, ok1 := literalString(args[0])
+		dur, ok2 := literalString(args[1])
+		if ok1 && ok2 {
+			at := notes.ExpiresAt(ts, dur)
+			return func(now time.Time) time.Time {
+				if now.Before(at) {
+					return at
+				}
+				return time.Time{}
+			}
+		}
+	}
+	return nextMinute
+}
+
 func clockWindow(args []parse.Node) timer {
 	if len(args) == 2 {
 		a, ok1 := literalString(args[0])

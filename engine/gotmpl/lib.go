@@ -86,9 +86,11 @@ type family struct {
 
 // families are the library in the README's order.
 var families = []*family{
-	&conditionalFamily, &stringsFamily, &mathFamily, &typesFamily, &domainFamily,
-	&kubernetesFamily, &replicaFamily, &jobFamily, &podsFamily, &timeFamily,
-	&safeAccessFamily, &randomFamily, &cronFamily, &builtinFamily, &hpaFamily,
+	&conditionalFamily, &stringsFamily, &dataFamily, &mathFamily, &quantityFamily, &typesFamily,
+	&collectionsFamily, &domainFamily, &semverFamily, &validationFamily,
+	&kubernetesFamily, &replicaFamily, &jobFamily, &podsFamily, &hpaFamily, &serviceFamily,
+	&serveFamily, &timeFamily, &durationFamily, &safeAccessFamily, &randomFamily, &cronFamily,
+	&builtinFamily, &enrichFamily,
 }
 
 // funcs are the functions a template may call, by name; refusedFuncs the
@@ -187,6 +189,31 @@ func functionTable() string {
 			line += " " + fam.note
 		}
 		fmt.Fprintf(&b, "| %s | %s |\n", fam.name, line)
+	}
+	return b.String()
+}
+
+// refusedTable is the README's table of the original's functions this
+// runtime refuses, from the rows: the functions sharing a reason on one
+// line, in row order.
+func refusedTable() string {
+	var reasons []string
+	names := map[string][]string{}
+	for _, fam := range families {
+		for _, f := range fam.functions {
+			if f.refused == "" {
+				continue
+			}
+			if names[f.refused] == nil {
+				reasons = append(reasons, f.refused)
+			}
+			names[f.refused] = append(names[f.refused], "`"+f.name+"`")
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| functions | why, and what to write instead |\n| --- | --- |\n")
+	for _, r := range reasons {
+		fmt.Fprintf(&b, "| %s | %s |\n", strings.Join(names[r], ", "), r)
 	}
 	return b.String()
 }

@@ -28,6 +28,8 @@ var conditionalFamily = family{name: "conditional", functions: []*function{
 		doc: "`boolDefault X B` (X when it is a boolean, `false` included; else B)"},
 	{name: "empty", fn: isEmpty, truthArgs: true, translate: trEmpty, doc: "`empty X`"},
 	{name: "notEmpty", fn: fnNotEmpty, truthArgs: true, translate: trEmpty, doc: "`notEmpty X`"},
+	{name: "eqTernary", fn: notes.EqTernary, pipeFirst: true, translate: trEqTernary,
+		doc: "`eqTernary X TARGET A B` (A when X, printed, equals the string TARGET; else B)"},
 }}
 
 // isEmpty is the original engine's notion of empty: nil, "", "<no value>",
@@ -183,6 +185,28 @@ func trTernary(t *translator, x *call) val {
 	}
 	a, b := t.unify(x.args[1], x.args[2], x.node(1), x.node(2))
 	return t.choose(t.truthy(x.args[0], x.node(0)), truthPrec(x.args[0]), a, b)
+}
+
+// trEqTernary: a string compared with the target (a value of another kind
+// is compared as printed, which has no exact CEL form).
+func trEqTernary(t *translator, x *call) val {
+	t.arity(x, 4, 4)
+	if x.args[0].kind != vString {
+		t.failf(x.node(0), "eqTernary compares %s as the legacy engine prints it, which has no exact CEL form; compare a string", kindName(x.args[0]))
+	}
+	// a missing value prints as ""
+	v := val{expr: orValue(x.args[0], "''"), prec: precPrimary}
+	if x.args[0].opt == nil {
+		v.prec = x.args[0].prec
+	}
+	target := t.want(x.args[1], vString, x.name(), x.node(1))
+	for i := 2; i <= 3; i++ {
+		if !covered(x.args[i], x.args[0]) {
+			t.failf(x.node(i), "this alternative can fail where the value does not; the legacy engine evaluated both alternatives")
+		}
+	}
+	a, b := t.unify(x.args[2], x.args[3], x.node(2), x.node(3))
+	return t.choose(p(v, precRel)+" == "+p(target, precRel), precRel, a, b)
 }
 
 func trBoolTernary(t *translator, x *call) val {

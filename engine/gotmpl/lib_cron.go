@@ -42,6 +42,7 @@ var cronFamily = family{name: "cron", functions: []*function{
 	noteString("cronDom", notes.CronDom, 1, nil, "`cronDom`"),
 	noteString("cronMonth", notes.CronMonth, 1, nil, "`cronMonth`"),
 	noteString("cronDow", notes.CronDow, 1, nil, "`cronDow` (one field of a schedule; an error when it has not five)"),
+	spaceless(valueFirst(noteFunction("cronField", notes.CronField, []vkind{vString, vInt}, 1, "`cronField S I` (field I, 0 to 4)"))),
 	{name: "cronValid", fn: notes.CronValid, translate: trCronValid, celDecl: []celengine.Overload{celengine.StringPredicate("cronValid", notes.CronValid)},
 		doc: "`cronValid` (five fields after expanding macros)"},
 	noteString("cronDescribe", notes.CronDescribe, 1, func(in, out val) val {

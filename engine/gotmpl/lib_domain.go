@@ -11,6 +11,9 @@ var domainFamily = family{name: "domain", functions: []*function{
 	{name: "domainHost", fn: notes.DomainHost, translate: trDomainHost,
 		celDecl: []celengine.Overload{celengine.StringFunction("domainHost", 1, func(s string) (string, error) { return notes.DomainHost(s), nil })},
 		doc:     "`domainHost` (trims space, one `https://`/`http://` and one trailing `/`; not a string gives `\"\"`)"},
+	{name: "domainBare", fn: notes.DomainBare, doc: "`domainBare` (domainHost without a leading `www.`)",
+		celDecl: []celengine.Overload{celengine.StringFunction("domainBare", 1, func(s string) (string, error) { return notes.DomainBare(s), nil })},
+		noCEL:   "domainBare of anything but a string is \"\" in the legacy engine; write domainBare(s) in CEL for a string field"},
 }}
 
 func trDomainHost(t *translator, x *call) val {

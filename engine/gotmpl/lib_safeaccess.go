@@ -1,16 +1,18 @@
 package gotmpl
 
+import "github.com/google/cel-go/cel"
+
 // The safe access functions (upstream pkg/note/docs/08-safe-access.md).
 
 var safeAccessFamily = family{name: "safe access", functions: []*function{
 	{name: "get", fn: fnGet, translate: trGet, doc: "`get OBJ \"a\" \"b\"` (nil if any step is missing)"},
 	{name: "getOr", fn: fnGetOr, pipeFirst: true, pipeHint: valueFirstHint, translate: trGetOr, doc: "`getOr VALUE FALLBACK`"},
-	{name: "getStringOr", fn: fnGetStringOr, pipeFirst: true, pipeHint: valueFirstHint, doc: "`getStringOr`",
-		noCEL: "it tests the Go type of the value (a non-empty string, else the fallback); write default, which has one"},
-	{name: "getIntOr", fn: fnGetIntOr, pipeFirst: true, pipeHint: valueFirstHint, doc: "`getIntOr`",
-		noCEL: "it tests the Go type of the value (int, int64, or float64 truncated, else the fallback); write default, which has one"},
-	{name: "getBoolOr", fn: fnGetBoolOr, pipeFirst: true, pipeHint: valueFirstHint, doc: "`getBoolOr`",
-		noCEL: "it tests the Go type of the value (a bool, else the fallback)"},
+	{name: "getStringOr", fn: fnGetStringOr, pipeFirst: true, pipeHint: valueFirstHint, doc: "`getStringOr`", celDecl: anyFunction("getStringOr", fnGetStringOr, cel.StringType, cel.DynType, cel.StringType),
+		noCEL: "the Go type of the value decides, which a typed field settles at load; write default, or call getStringOr(v, fallback) in CEL"},
+	{name: "getIntOr", fn: fnGetIntOr, pipeFirst: true, pipeHint: valueFirstHint, doc: "`getIntOr`", celDecl: anyFunction("getIntOr", fnGetIntOr, cel.IntType, cel.DynType, cel.IntType),
+		noCEL: "the Go type of the value decides (int, int64, or float64 truncated), which a typed field settles at load; write default, or call getIntOr(v, fallback) in CEL"},
+	{name: "getBoolOr", fn: fnGetBoolOr, pipeFirst: true, pipeHint: valueFirstHint, doc: "`getBoolOr`", celDecl: anyFunction("getBoolOr", fnGetBoolOr, cel.BoolType, cel.DynType, cel.BoolType),
+		noCEL: "the Go type of the value decides, which a typed field settles at load; write boolDefault, or call getBoolOr(v, fallback) in CEL"},
 }}
 
 // fnGet walks maps by key; nil when any step is missing or not a map.

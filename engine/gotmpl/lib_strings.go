@@ -1,6 +1,8 @@
 package gotmpl
 
 import (
+	"github.com/google/cel-go/cel"
+
 	"fmt"
 	"reflect"
 	"strconv"
@@ -28,13 +30,30 @@ var stringsFamily = family{name: "strings (value first)", functions: []*function
 	{name: "replace", fn: fnReplace, pipeFirst: true, translate: trReplace, doc: "`replace S OLD NEW` (all occurrences)"},
 	{name: "split", fn: fnSplit, pipeFirst: true, translate: trSplit, doc: "`split S SEP` (`\"\"` gives `[]`)"},
 	{name: "join", fn: fnJoin, pipeFirst: true, translate: trJoin, doc: "`join LIST SEP`"},
-	{name: "repeat", fn: fnRepeat, pipeFirst: true, built: repeatSize, doc: "`repeat S N`",
-		noCEL: "Kubernetes' CEL has no function that repeats a string"},
-	{name: "truncate", fn: fnTruncate, pipeFirst: true, doc: "`truncate S N` (at most N bytes, ending in `...` when it cuts)",
-		noCEL: "truncate cuts at a byte count, CEL's substring at a character count"},
+	{name: "repeat", fn: fnRepeat, pipeFirst: true, built: repeatSize, doc: "`repeat S N`", celDecl: []celengine.Overload{celengine.NativeFunction("repeat", []*cel.Type{cel.StringType, cel.IntType}, cel.StringType, 0, MaxOutputBytes, nativeImpl("repeat", fnRepeat))},
+		translate: trStringInt},
+	{name: "truncate", fn: fnTruncate, pipeFirst: true, doc: "`truncate S N` (at most N bytes, ending in `...` when it cuts)", celDecl: anyFunction("truncate", fnTruncate, cel.StringType, cel.StringType, cel.IntType),
+		translate: trStringInt},
 	{name: "printf", fn: fnPrintf, translate: trPrintf, doc: "`printf`"},
 	noteString("camelToKebab", notes.CamelToKebab, 2, nil, "`camelToKebab` (`HTTPRequest` → `http-request`)"),
+	{name: "concat", fn: notes.Concat, translate: trConcat, doc: "`concat A B …` (strings joined without a separator)"},
 }}
+
+// trConcat is CEL's string concatenation.
+func trConcat(t *translator, x *call) val {
+	if len(x.args) == 0 {
+		return stringLit("")
+	}
+	parts := make([]string, len(x.args))
+	for i := range x.args {
+		parts[i] = p(t.want(x.args[i], vString, x.name(), x.node(i)), precAdd+1)
+	}
+	out := val{kind: vString, expr: strings.Join(parts, " + "), prec: precAdd}
+	if len(parts) == 1 {
+		out.prec = precPrimary
+	}
+	return out
+}
 
 // noteString is the row of a string → string function of the original's
 // library (engine/notes) whose CEL counterpart has the same name and
@@ -59,6 +78,14 @@ func noteString[F func(string) string | func(string) (string, error)](name strin
 			}
 			return out
 		}}
+}
+
+// trStringInt calls the CEL counterpart of a function of a string and a
+// count (repeat, truncate), which share the legacy implementation.
+func trStringInt(t *translator, x *call) val {
+	t.arity(x, 2, 2)
+	s, n := t.want(x.args[0], vString, x.name(), x.node(0)), t.want(x.args[1], vInt, x.name(), x.node(1))
+	return val{kind: vString, expr: x.name() + "(" + s.expr + ", " + n.expr + ")", prec: precPrimary, failsOther: true, ascii: s.ascii}
 }
 
 func fnSplit(s, sep string) []string {

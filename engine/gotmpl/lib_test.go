@@ -103,6 +103,9 @@ func TestREADMEFunctionTable(t *testing.T) {
 	if table := functionTable(); !strings.Contains(readme, table) {
 		t.Errorf("the README's legacy Functions table is not the library's; replace it with:\n\n%s", table)
 	}
+	if table := refusedTable(); !strings.Contains(readme, table) {
+		t.Errorf("the README's table of refused functions is not the library's; replace it with:\n\n%s", table)
+	}
 	i := strings.Index(readme, "Functions that take their value first (")
 	if i < 0 {
 		t.Fatal("the README lost its paragraph on value-first functions")

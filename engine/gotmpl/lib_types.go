@@ -1,9 +1,12 @@
 package gotmpl
 
 import (
+	"github.com/google/cel-go/cel"
+
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"text/template/parse"
 
 	"github.com/orkspace/orkestra-cel/engine/notes"
@@ -16,11 +19,18 @@ var typesFamily = family{name: "types", functions: []*function{
 	{name: "toInt", fn: fnToInt, translate: trToInt, doc: "`toInt` (truncates: `\"3.7\"` → 3, `true` → 1)"},
 	{name: "toFloat", fn: fnToFloat, translate: trToFloat, doc: "`toFloat`"},
 	{name: "toBool", fn: fnToBool, translate: trToBool, doc: "`toBool` (true/True/TRUE/1/yes/on and false/…/off/`\"\"`; anything else is an error)"},
-	{name: "toJson", fn: fnToJSON, doc: "`toJson`",
-		noCEL: "the legacy output is Go's encoding/json of the value; no CEL function is known to give the same bytes for every value"},
-	{name: "typeOf", fn: notes.TypeOf, doc: "`typeOf` (string, number, bool, map, slice, null)",
-		noCEL: "typeOf names the Go type of the value (number for every integer and float, slice, map); CEL's type() gives CEL types"},
+	{name: "toJson", fn: fnToJSON, doc: "`toJson`", celDecl: anyFunction("toJson", fnToJSON, cel.StringType, cel.DynType),
+		noCEL: "the legacy output is Go's encoding/json of the value as the template holds it, and a CEL value is typed by the schema; call toJson(v) in CEL, which encodes the same way"},
+	{name: "typeOf", fn: notes.TypeOf, doc: "`typeOf` (string, number, bool, map, slice, null)", celDecl: anyFunction("typeOf", notes.TypeOf, cel.StringType, cel.DynType),
+		noCEL: "a typed field's kind is known at load; call typeOf(v) in CEL for an untyped value (the same names: string, number, bool, map, slice, null)"},
 	{name: "typeMap", fn: notes.TypeMap, translate: trTypeMap, doc: "`typeMap X` (X is a map)"},
+	typeIs("typeString", "string", vString),
+	typeIs("typeNumber", "number", vInt, vDouble),
+	typeIs("typeBool", "bool", vBool),
+	typeIs("typeList", "slice", vList),
+	typeIs("typeNull", "null"),
+	{name: "toList", fn: notes.ToList, doc: "`toList S` (comma-separated items, trimmed; `\"\"` gives `[]`)", celDecl: anyFunction("toList", notes.ToList, cel.ListType(cel.StringType), cel.StringType),
+		noCEL: "the legacy engine prints a list as Go does ([a b]); call toList(s) in CEL where a list is meant"},
 	{name: "len", fn: fnLen, translate: trLen, check: checkLen, doc: "`len` (0 for a missing value)"},
 }}
 
@@ -230,4 +240,45 @@ func trTypeMap(t *translator, x *call) val {
 	}
 	t.failf(x.node(0), "typeMap of an untyped value depends on the data")
 	return val{}
+}
+
+// typeIs is the row of a type predicate (upstream docs/04-types.md): X is of
+// that typeOf name, which in CEL is a test of the value's runtime type
+// (celTypes; none: null). A typed value's kind is known at load, so where
+// reading it cannot fail the answer is a literal.
+func typeIs(name, typeOf string, kinds ...vkind) *function {
+	celType := map[string]string{"string": "string", "bool": "bool", "slice": "list"}[typeOf]
+	test := func(e string) string {
+		switch typeOf {
+		case "null":
+			return "type(" + e + ") == null_type"
+		case "number":
+			return "(type(" + e + ") == int || type(" + e + ") == double)"
+		}
+		return "type(" + e + ") == " + celType
+	}
+	return &function{name: name, fn: func(v any) bool { return notes.TypeOf(v) == typeOf },
+		doc: "`" + name + " X` (`typeOf X` is " + typeOf + ")",
+		translate: func(t *translator, x *call) val {
+			t.arity(x, 1, 1)
+			a := x.args[0]
+			if a.kind == vOther && !(a.dyn && a.plain != nil) {
+				t.failf(x.node(0), "%s of %s depends on the data", name, kindName(a))
+			}
+			if a.opt != nil {
+				o := p(*a.opt, precPrimary)
+				if typeOf == "null" {
+					return val{kind: vBool, expr: "!" + o + ".hasValue()", prec: precUnary}
+				}
+				return val{kind: vBool, expr: o + ".optMap(v, " + test("v") + ").orValue(false)", prec: precPrimary}
+			}
+			if a.kind == vOther || len(a.fails) > 0 || a.failsOther {
+				// evaluated as the legacy engine did, failing where it failed
+				return val{kind: vBool, expr: test(a.expr), prec: precRel}
+			}
+			if slices.Contains(kinds, a.kind) {
+				return val{kind: vBool, expr: "true", prec: precPrimary, lit: true, nonEmpty: true}
+			}
+			return val{kind: vBool, expr: "false", prec: precPrimary, lit: false}
+		}}
 }
