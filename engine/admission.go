@@ -112,7 +112,7 @@ func (c *compiler) admissionRule(sc compileScope, r *katalog.ValidationRule) *Ad
 		extra = x.ExtraFunctions()
 	}
 	for _, fn := range extra {
-		if mentions(ar.Expr, fn) {
+		if calls(ar.Expr, fn) {
 			c.errorf(sc, ctx.Pos, ctx.Field, "%s is a function of this runtime's CEL, which the API server's CEL does not have; admission rules run in the API server", fn)
 			return nil
 		}
@@ -199,6 +199,23 @@ func mentions(src, ident string) bool {
 		i += 1 + j
 	}
 	return false
+}
+
+// calls reports whether src calls fn: fn, not part of a longer name nor a
+// field (object.spec is not a call of spec), followed by "(".
+func calls(src, fn string) bool {
+	for i := 0; ; {
+		j := strings.Index(src[i:], fn)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before := j == 0 || !isIdentByte(src[j-1]) && src[j-1] != '.'
+		if before && strings.HasPrefix(strings.TrimLeft(src[j+len(fn):], " \t\n"), "(") {
+			return true
+		}
+		i = j + 1
+	}
 }
 
 func isIdentByte(b byte) bool {
