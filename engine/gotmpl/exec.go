@@ -97,7 +97,15 @@ type executor struct {
 func newExecutor(tree *parse.Tree, used []string, limit uint64, notes map[string]*Template) (*executor, error) {
 	exec := tree.Copy()
 	instrument(exec.Root)
-	base, err := template.New(treeName).Option("missingkey=zero").Funcs(funcMap).Funcs(template.FuncMap{stepFunc: func(int) string { return "" }}).AddParseTree(treeName, exec)
+	// Only the functions the template calls: each pooled instance clones
+	// the template with its functions, and the library has hundreds.
+	fm := template.FuncMap{stepFunc: func(int) string { return "" }}
+	for _, name := range used {
+		if fn, ok := funcMap[name]; ok {
+			fm[name] = fn
+		}
+	}
+	base, err := template.New(treeName).Option("missingkey=zero").Funcs(fm).AddParseTree(treeName, exec)
 	if err != nil {
 		return nil, err
 	}
