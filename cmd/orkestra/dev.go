@@ -65,8 +65,10 @@ katalog in it:
 Pods do not run (there is no node), but everything the operator does through
 the API server does: Deployments, Services, status, conversion. With
 --simulate-workloads, workloads get the status their controllers would give
-them: Deployments become available, Jobs complete, Pods run, claims bind. Ctrl-C stops
-everything; the control plane's data is discarded.
+them: Deployments become available, Jobs complete, Pods run, claims bind. A
+garbage collector deletes the children of deleted custom resources and empties
+deleted namespaces, as on a cluster. Ctrl-C stops everything; the control
+plane's data is discarded.
 
 The API server binaries are found in --assets, else $KUBEBUILDER_ASSETS, else
 built or found by the repository's hack/envtest-assets.sh (looked for above
@@ -161,6 +163,16 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 		return err
 	}
 	s.crds, s.strategies = installed.CRDs, installed.Strategies
+	// What a cluster's kube-controller-manager does that deleting depends
+	// on: the children of a deleted custom resource go, and so does what a
+	// deleted namespace holds.
+	gc := make(chan error, 1)
+	gcCtx, stopGC := context.WithCancel(ctx)
+	go func() { gc <- controlplane.NewGarbageCollector(s.cfg).Run(gcCtx) }()
+	defer func() {
+		stopGC()
+		err = errors.Join(err, <-gc)
+	}()
 	if df.simulateWorkloads {
 		sim := make(chan error, 1)
 		simCtx, stopSim := context.WithCancel(ctx)

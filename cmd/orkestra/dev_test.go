@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -153,12 +154,29 @@ func checkDevSession(ctx context.Context, s *devSession, out string) error {
 			if *d.Spec.Replicas != 2 {
 				return fmt.Errorf("deployment replicas %d", *d.Spec.Replicas)
 			}
-			return nil
+			return deletesChildren(ctx, c, site)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the operator did not create the sample's Deployment: %w", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// deletesChildren: deleting the custom resource deletes its Deployment, as
+// a cluster's garbage collector would (dev runs one).
+func deletesChildren(ctx context.Context, c client.Client, site *unstructured.Unstructured) error {
+	if err := c.Delete(ctx, site); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "hello"}, &appsv1.Deployment{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the Deployment of the deleted custom resource was not collected (%v)", err)
+		}
 	}
 }
 
