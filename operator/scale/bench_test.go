@@ -61,7 +61,7 @@ type measurement struct {
 // before: operator.ManagerOptions.WholeObjects).
 //
 //	KUBEBUILDER_ASSETS=… go test -run '^$' -bench Scale -benchtime 1x ./operator/scale/
-//	ORKESTRA_SCALE_N=1000,10000 …   (the 10 000 run takes about 15 minutes on 2 cores)
+//	ORKESTRA_SCALE_N=1000,10000 …   (the 10 000 run took 32 minutes on 2 shared cores)
 func BenchmarkScale(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Fatal("KUBEBUILDER_ASSETS is not set: the benchmark runs a real kube-apiserver and etcd (export KUBEBUILDER_ASSETS=\"$(hack/envtest-assets.sh)\")")
