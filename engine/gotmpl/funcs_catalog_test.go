@@ -346,3 +346,30 @@ func TestCatalogCELCounterparts(t *testing.T) {
 		}
 	}
 }
+
+// weekend changes at midnight, timeNotInWindow at the window's edges,
+// isExpired once, when its literal timestamp plus duration passes (every
+// minute when they come from the object).
+func TestCatalogClockTimers(t *testing.T) {
+	now := time.Date(2026, 7, 14, 14, 30, 0, 0, time.UTC)
+	cases := []struct {
+		src  string
+		want time.Time
+	}{
+		{`{{ weekend }}`, time.Date(2026, 7, 15, 0, 0, 0, 0, time.UTC)},
+		{`{{ timeNotInWindow "09:00" "18:00" }}`, time.Date(2026, 7, 14, 18, 0, 0, 0, time.UTC)},
+		{`{{ isExpired "2026-07-20T00:00:00Z" "1d" }}`, time.Date(2026, 7, 21, 0, 0, 0, 0, time.UTC)},
+		{`{{ isExpired "2026-07-01T00:00:00Z" "1d" }}`, time.Time{}}, // expired: it no longer changes
+		{`{{ isExpired .spec.image "1d" }}`, time.Date(2026, 7, 14, 14, 31, 0, 0, time.UTC)},
+	}
+	for _, tc := range cases {
+		e, diags := New(nil).CompileValue(tc.src, testCtx(t))
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		tm := e.(*Template)
+		if got := tm.NextChange(now); !got.Equal(tc.want) || !tm.ReadsClock() {
+			t.Errorf("%s: next change %v (timed %v), want %v", tc.src, got, tm.ReadsClock(), tc.want)
+		}
+	}
+}

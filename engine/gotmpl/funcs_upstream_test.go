@@ -9,7 +9,7 @@ import (
 )
 
 // childrenOf is the .children of the tests: a Deployment "web" wanting 3
-// replicas with 2 ready and three pod summaries, a CronJob, and a Service
+// replicas with 2 ready, a CronJob, and a Service
 // kind declared without any child yet (its singular is the placeholder).
 func childrenOf() map[string]any {
 	return engine.ChildrenView(map[string][]map[string]any{
@@ -17,12 +17,6 @@ func childrenOf() map[string]any {
 			"metadata": map[string]any{"name": "web"},
 			"spec":     map[string]any{"replicas": int64(3), "resources": map[string]any{"requests": map[string]any{"cpu": "250m", "memory": "64Mi"}}},
 			"status":   map[string]any{"readyReplicas": int64(2), "phase": "Progressing"},
-			"_pods": []any{
-				map[string]any{"name": "web-a", "ready": true, "restartCount": int64(0), "containers": []any{map[string]any{"reason": ""}}},
-				map[string]any{"name": "web-b", "ready": false, "restartCount": int64(1), "containers": []any{map[string]any{"reason": "ImagePullBackOff"}, map[string]any{"reason": "ImagePullBackOff"}}},
-				map[string]any{"name": "web-c", "ready": true, "restartCount": float64(4), "containers": []any{map[string]any{"reason": "OOMKilled"}}},
-				"not a pod",
-			},
 		}, {
 			"metadata": map[string]any{"name": "zz-scaled-down"},
 			"spec":     map[string]any{"replicas": int64(0)},
@@ -118,15 +112,6 @@ func TestUpstreamFunctions(t *testing.T) {
 		// kube_job.go CronJob status.
 		{src: `{{ cronJobLastScheduleTime .children.cronjob }}`, want: "2026-05-19T02:00:00Z"},
 		{src: `{{ cronJobNextScheduleTime .children.cronjob }}`, want: ""},
-		// kube_pods.go over _pods.
-		{src: `{{ podCount .children.deployment }}`, want: "4"}, // every entry
-		{src: `{{ readyPodCount .children.deployment }}`, want: "2"},
-		{src: `{{ podNames .children.deployment }}`, want: "web-a, web-b, web-c"},
-		{src: `{{ podMaxRestarts .children.deployment }}`, want: "4"},
-		{src: `{{ hasCrashingPod .children.deployment }}`, want: "true"},
-		{src: `{{ hasCrashingPod .children.cronjob }}`, want: "false"},
-		{src: `{{ podContainerReasons .children.deployment }}`, want: "ImagePullBackOff, OOMKilled"},
-		{src: `{{ podNames .children.service }}`, want: ""},
 	}
 	s := engine.NewScope(testObject())
 	s.Children = childrenOf()

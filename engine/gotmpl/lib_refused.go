@@ -2,12 +2,11 @@ package gotmpl
 
 // The original's functions over data this runtime does not collect: the
 // summaries its entry-level enrich: adds to a child by extra API reads
-// (pods, events, owners, ReplicaSets, nodes), Node objects, and the
+// (events, owners, ReplicaSets, nodes), Node objects, and the
 // results of external: Prometheus calls. Each is a load error naming the
 // reason and the alternative.
 
 var (
-	noPodSummaries = needsEnrich("the pod summaries (_pods)", "pods")
 	noWarnings     = "it reads the child's Warning events (_warnings), which the original's enrich: adds to a child by extra API reads; this runtime does not collect events (enrich is refused at load); read the child's status conditions instead (hasCondition, conditionReason, conditionMessage)"
 	noReplicaSets  = needsEnrich("the Deployment's ReplicaSets (_replicaSets)", "replicasets")
 	noNodes        = "it reads a Node object, which is never a child of a custom resource here and which this runtime does not read (the original's enrich: [node] fetched it); a pod child's spec.nodeName names its node"
@@ -17,25 +16,6 @@ var (
 )
 
 var enrichFamily = family{name: "refused: data this runtime does not collect", functions: []*function{
-	{name: "podByOrdinal", refused: noPodSummaries},
-	{name: "podContainerState", refused: noPodSummaries},
-	{name: "podCrashLoopDetected", refused: noPodSummaries},
-	{name: "podCreateContainerErrorDetected", refused: noPodSummaries},
-	{name: "podErrImagePullDetected", refused: noPodSummaries},
-	{name: "podErrorDetected", refused: noPodSummaries},
-	{name: "podIPs", refused: noPodSummaries},
-	{name: "podImagePullBackOffDetected", refused: noPodSummaries},
-	{name: "podInvalidImageNameDetected", refused: noPodSummaries},
-	{name: "podNodes", refused: noPodSummaries},
-	{name: "podOOMKilledDetected", refused: noPodSummaries},
-	{name: "podPhases", refused: noPodSummaries},
-	{name: "podPostStartHookErrorDetected", refused: noPodSummaries},
-	{name: "podPreStartHookErrorDetected", refused: noPodSummaries},
-	{name: "podRunContainerErrorDetected", refused: noPodSummaries},
-	{name: "jobActivePodNames", refused: noPodSummaries},
-	{name: "jobFailedPodNames", refused: noPodSummaries},
-	{name: "jobSucceededPodNames", refused: noPodSummaries},
-	{name: "jobFirstExitCode", refused: noPodSummaries},
 	{name: "cronJobLastJobName", refused: needsEnrich("the CronJob's last Job (_lastJob)", "cronjob")},
 	{name: "cronJobLastJobSucceeded", refused: needsEnrich("the CronJob's last Job (_lastJob)", "cronjob")},
 	{name: "cronJobLastSuccessfulJobName", refused: needsEnrich("the CronJob's last successful Job (_lastSuccessfulJob)", "cronjob")},

@@ -6,7 +6,7 @@
 // CEL library wraps the same functions, so both engines share one
 // implementation. The functions are pure: clock readers take the time.
 //
-// Sources: upstream pkg/note kube_replica.go, kube_pods.go, kube_job.go,
+// Sources: upstream pkg/note kube_replica.go, kube_job.go,
 // kubernetes.go, kube_domain.go, cron.go, time.go, conditional.go,
 // strings.go, types.go; pkg/types/when.go for the clock conditions.
 package notes
@@ -200,123 +200,6 @@ func CronJobLastScheduleTime(obj any) string {
 func CronJobNextScheduleTime(obj any) string {
 	s, _ := objMap(obj, "status")["nextScheduleTime"].(string)
 	return s
-}
-
-// pods are the pod summaries the operator attaches to a workload child
-// under "_pods" ({name, ready, restartCount, containers: [{reason}]}); nil
-// when the child has none.
-func pods(obj any) []map[string]any {
-	m, _ := obj.(map[string]any)
-	list, _ := m["_pods"].([]any)
-	out := make([]map[string]any, 0, len(list))
-	for _, p := range list {
-		if pm, ok := p.(map[string]any); ok {
-			out = append(out, pm)
-		}
-	}
-	return out
-}
-
-// PodCount counts every entry of _pods, objects or not, as the original.
-func PodCount(obj any) int {
-	m, _ := obj.(map[string]any)
-	list, _ := m["_pods"].([]any)
-	return len(list)
-}
-
-func ReadyPodCount(obj any) int {
-	n := 0
-	for _, p := range pods(obj) {
-		if r, _ := p["ready"].(bool); r {
-			n++
-		}
-	}
-	return n
-}
-
-// PodNames joins the non-empty pod names with ", ".
-func PodNames(obj any) string {
-	var names []string
-	for _, p := range pods(obj) {
-		if n, _ := p["name"].(string); n != "" {
-			names = append(names, n)
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-func restartCount(p map[string]any) int64 {
-	switch r := p["restartCount"].(type) {
-	case int64:
-		return r
-	case float64:
-		return int64(r)
-	case int:
-		return int64(r)
-	}
-	return 0
-}
-
-func PodMaxRestarts(obj any) int64 {
-	var max int64
-	for _, p := range pods(obj) {
-		if r := restartCount(p); r > max {
-			max = r
-		}
-	}
-	return max
-}
-
-// crashReasons are the container reasons hasCrashingPod reports.
-var crashReasons = map[string]bool{
-	"CrashLoopBackOff": true, "OOMKilled": true, "Error": true,
-	"ImagePullBackOff": true, "ErrImagePull": true, "InvalidImageName": true,
-	"RunContainerError": true, "CreateContainerError": true,
-	"PreStartHookError": true, "PostStartHookError": true,
-}
-
-func containerReasons(p map[string]any) []string {
-	list, _ := p["containers"].([]any)
-	var out []string
-	for _, c := range list {
-		cm, _ := c.(map[string]any)
-		if r, _ := cm["reason"].(string); r != "" {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// HasCrashingPod: a container with a failure reason, or a pod restarted
-// more than twice.
-func HasCrashingPod(obj any) bool {
-	for _, p := range pods(obj) {
-		if restartCount(p) > 2 {
-			return true
-		}
-		for _, r := range containerReasons(p) {
-			if crashReasons[r] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// PodContainerReasons joins the distinct container reasons, in order of
-// first appearance, with ", ".
-func PodContainerReasons(obj any) string {
-	seen := map[string]bool{}
-	var out []string
-	for _, p := range pods(obj) {
-		for _, r := range containerReasons(p) {
-			if !seen[r] {
-				seen[r] = true
-				out = append(out, r)
-			}
-		}
-	}
-	return strings.Join(out, ", ")
 }
 
 // ── clock ───────────────────────────────────────────────────────────────────
