@@ -9,7 +9,7 @@ import (
 )
 
 var (
-	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile", "prune", "runtime"}
+	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile", "prune", "runtime", "cross", "watch"}
 	// Keys of operatorBox.reconciler (upstream's reconciler settings block;
 	// its newest layout also nests the hooks and motif imports there).
 	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "profile", "onCreate", "onReconcile", "onDelete", "imports"}
@@ -63,6 +63,12 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	}
 	if f, ok := o["prune"]; ok {
 		box.Prune = d.pruneKey("", f.value, path+".prune")
+	}
+	if f, ok := o["cross"]; ok {
+		d.cross(box, f.value, path+".cross")
+	}
+	if f, ok := o["watch"]; ok {
+		d.watch(box, f.value, path+".watch")
 	}
 	status, spath := o["status"], path+".status"
 	if f, ok := o["emit"]; ok {
@@ -169,7 +175,7 @@ func (d *decoder) hooks(box *OperatorBox, o object, path string) {
 			d.errorf(f.key, path+"."+h, "%s is already declared at %s; declare it once", h, prev.Pos)
 			continue
 		}
-		box.Hooks[h] = d.hook(h, f.value, path+"."+h)
+		box.Hooks[h] = d.hook(box, h, f.value, path+"."+h)
 	}
 }
 
@@ -182,11 +188,14 @@ func kindKeys() []string {
 	return keys
 }
 
-func (d *decoder) hook(name string, n *yaml.Node, path string) *Hook {
+func (d *decoder) hook(box *OperatorBox, name string, n *yaml.Node, path string) *Hook {
 	h := &Hook{Name: name, Pos: d.pos(resolve(n))}
-	o := d.mapping(n, path, hookKeys(), append([]string{"external"}, unimplementedKinds...))
+	o := d.mapping(n, path, append(hookKeys(), "external"), unimplementedKinds)
 	if f, ok := o["prune"]; ok {
 		h.Prune = d.pruneKey(name, f.value, path+".prune")
+	}
+	if f, ok := o["external"]; ok {
+		d.external(box, name, f.value, path+".external")
 	}
 	// Resources are kept in apply order so that what a workload mounts exists before it.
 	for _, kind := range ApplyOrder {

@@ -185,7 +185,7 @@ func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
 				created, reconciled = splitKeys(reconciled, []string{"onCreate"}, nil)
 			}
 			add := func(hook string, n *yaml.Node, hpath string) {
-				h := md.hook(hook, n, hpath)
+				h := md.hook(box, hook, n, hpath)
 				for _, r := range h.Resources {
 					r.Motif = imp
 					md.resolveInputs(r)

@@ -37,8 +37,9 @@ func JSONSchema() map[string]any {
 		"spec": obj(specKeys, map[string]any{
 			"crds": desc("The CRD entries: a map keyed by entry name, or a list of entries with name.",
 				oneOf(map[string]any{"type": "object", "additionalProperties": ref("entry")}, arr(ref("listEntry")))),
-			"finalizers": arr(str()),
-			"imports":    arr(ref("motifImport")),
+			"finalizers":   arr(str()),
+			"imports":      arr(ref("motifImport")),
+			"allowedHosts": desc("Hosts external calls may reach: exact names or *.suffix.", arr(str())),
 		}, false),
 		"imports":  obj([]string{"files"}, map[string]any{"files": desc("Katalog files to compose, relative to this file.", arr(str()))}, false),
 		"sources":  obj([]string{"files"}, map[string]any{"files": arr(str())}, false),
@@ -118,6 +119,8 @@ func boxSchema() map[string]any {
 		"runtime": obj(runtimeKeys, map[string]any{"finalizers": arr(str()), "allowedNamespaces": arr(str()),
 			"cleanup": desc("Delete the custom resource once when/or has held for deleteAfter.",
 				obj(cleanupKeys, map[string]any{"when": ref("when"), "or": ref("when"), "deleteAfter": str()}, false))}, false),
+		"cross": desc("Custom resources this entry reads (cross.<as>); a change to one reconciles its readers.", arr(crossSchema())),
+		"watch": desc("Objects whose changes reconcile this entry's custom resources.", arr(watchSchema())),
 	}
 	rprops := map[string]any{"default": boolean(), "workers": integer(), "queue": obj(queueKeys, nil, false), "imports": arr(ref("motifImport"))}
 	for k, v := range hooks {
@@ -132,11 +135,41 @@ func boxSchema() map[string]any {
 const pruneDoc = "true: delete the child when its condition stops holding (and forEach children whose item is gone); false: leave it. The nearest of declaration, hook and operatorBox wins; without any, drift-corrected children other than Jobs are deleted when their condition stops holding."
 
 func hooksSchema() map[string]any {
-	props := map[string]any{"prune": desc(pruneDoc, boolean())}
+	props := map[string]any{"prune": desc(pruneDoc, boolean()), "external": desc("HTTP calls made before the hook's children are built; results read as external.<name>.", arr(externalSchema()))}
 	for key := range ResourceKinds {
 		props[key] = arr(ref("kind." + key))
 	}
-	return obj(hookKeys(), props, false)
+	return obj(append(hookKeys(), "external"), props, false)
+}
+
+func crossSchema() map[string]any {
+	return obj(crossKeys, map[string]any{"crd": desc("An entry of this katalog.", str()), "as": str(), "strategy": enum("first", "all"), "maxMatches": integer(),
+		"selector": obj(crossSelectorKeys, map[string]any{"name": str(), "namespace": str(), "labelSelector": str()}, false)}, false)
+}
+
+func watchSchema() map[string]any {
+	s := obj(watchKeys, map[string]any{"on": arr(enum(EventCreate, EventUpdate, EventDelete)), "keyFrom": obj(keyFromKeys, nil, false)}, false)
+	s["required"] = []string{"apiVersion", "kind"}
+	return s
+}
+
+func externalSchema() map[string]any {
+	s := obj(externalKeys, map[string]any{"name": str(), "url": str(), "method": enum("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"),
+		"headers": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": []string{"string", "integer", "boolean"}}},
+		"body":    str(), "token": desc("An environment variable of the operator: $NAME.", str()), "timeout": str(), "cacheFor": str(),
+		"expectedStatus": integer(), "continueOnError": boolean(), "retries": integer(), "maxBytes": integer(),
+		"when": ref("when"), "or": ref("when"), "anyOf": ref("when"),
+		"auth":   obj(externalAuthKeys, map[string]any{"scheme": enum("Bearer", "Basic"), "secretRef": obj(secretRefKeys, nil, false)}, false),
+		"schema": desc("OpenAPI v3 schema of the JSON response body (external.<name>.json).", map[string]any{"type": "object"})}, false)
+	s["required"] = []string{"name", "url"}
+	return s
+}
+
+func autoscaleSchema() map[string]any {
+	cond := obj(scaleCondKeys, map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when")}, false)
+	return obj(autoscaleKeys, map[string]any{"min": integer(), "max": integer(), "cooldown": str(),
+		"scaleUp":   obj(scaleUpKeys, map[string]any{"conditions": cond, "target": integer(), "increment": integer()}, false),
+		"scaleDown": obj(scaleDownKeys, map[string]any{"conditions": cond, "target": integer(), "decrement": integer()}, false)}, false)
 }
 
 func kindSchema(k *KindSpec) map[string]any {
@@ -145,6 +178,10 @@ func kindSchema(k *KindSpec) map[string]any {
 		"reconcile": desc("true: drift-corrected on every reconcile (the default under onReconcile); false: created once, never updated (the default under onCreate).", boolean()),
 		"prune":     desc(pruneDoc, boolean()),
 		"forEach":   forEachSchema()}
+	if k.Fields["replicas"] != nil && !k.Open {
+		keys = append(keys, "autoscale")
+		props["autoscale"] = desc("Replicas computed on every reconcile from conditions, between min and max.", autoscaleSchema())
+	}
 	if k.Open {
 		keys = append(keys, "metadata", "hasStatus")
 		props["metadata"] = obj(customMetadataKeys, map[string]any{"namespaced": boolean()}, false)

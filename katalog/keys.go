@@ -30,7 +30,7 @@ var (
 	forEachKeys             = []string{"field", "as"}
 	preReconcileKeys        = []string{"when", "or", "anyOf", "reconcileGate", "enqueueGate", "sentinels"}
 	metadataKeys            = []string{"name", "namespace", "description", "version", "author", "tags", "labels", "annotations", "maintainers", "homepage"}
-	specKeys                = []string{"crds", "finalizers", "imports"}
+	specKeys                = []string{"crds", "finalizers", "imports", "allowedHosts"}
 	gatewayKeys             = []string{"endpoint", "enabled", "standalone", "api", "webhooks", "clusters"}
 	noteKeys                = []string{"name", "description", "expression", "shadow"}
 )

@@ -63,14 +63,13 @@ var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "prune", "once", 
 
 // Keys the original resource declarations define that this runtime does not
 // implement (upstream.go says how each is reported).
-var unimplementedResourceKeys = []string{"dependsOn", "waitFor", "readyWhen", "autoscale", "sleep"}
+var unimplementedResourceKeys = []string{"dependsOn", "waitFor", "readyWhen", "sleep"}
 
 // resourceKeyErrors are unimplemented resource keys whose upstream meaning
 // differs from a key of the same name elsewhere: the error says what they do
 // on a resource and what to write instead.
 var resourceKeyErrors = map[string]string{
-	"autoscale": "workload autoscaling (replicas patched from when: conditions on every reconcile) is not supported by this runtime; declare a HorizontalPodAutoscaler for the workload under custom: (apiVersion autoscaling/v2, kind HorizontalPodAutoscaler)",
-	"sleep":     "sleep delays a resource's reconcile for chaos testing, which this runtime does not do; remove it",
+	"sleep": "sleep delays a resource's reconcile for chaos testing, which this runtime does not do; remove it",
 }
 
 // Schema constructors for the catalog.

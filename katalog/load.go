@@ -22,7 +22,7 @@ var (
 	unimplementedTop   = []string{"providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
 	unimplementedEntry = []string{"mode", "crossAccess", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "forceConflict", "webhooks", "katalogName", "katalogNamespace", "setup"}
-	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "cross", "autoscale", "providers", "observe", "watch", "rollback", "rollBackOnError"}
+	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "autoscale", "providers", "observe", "rollback", "rollBackOnError"}
 )
 
 // Options say where the loader may find CRD definitions for entries that do
@@ -290,6 +290,9 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 	}
 	if f, ok := spec["imports"]; ok {
 		d.specImports(f.value, dir)
+	}
+	if f, ok := spec["allowedHosts"]; ok {
+		d.allowedHosts(k, f)
 	}
 	crdsNode := resolve(spec["crds"].value)
 	if crdsNode == nil {

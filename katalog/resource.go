@@ -44,6 +44,8 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			}
 		case "forEach":
 			r.ForEach = d.forEach(v, fpath)
+		case "autoscale":
+			r.Autoscale = d.autoscale(kind, k, v, fpath)
 		case "rotateAfter":
 			r.RotateAfterPos = d.pos(v)
 			if s := d.str(v, fpath); isExpression(s) {

@@ -228,19 +228,6 @@ onCreate:
 		`22:15: [site] operatorBox.onCreate.configMaps[0].toNamespaces: toNamespaces writes one copy to each namespace it lists, so namespace has no effect; list that namespace under toNamespaces and remove namespace`)
 }
 
-// autoscale on a workload means something else than operatorBox.autoscale
-// upstream (documentation/reference/schema/06-resources/deployments.md): the
-// error says what, and the alternative.
-func TestWorkloadAutoscaleIsAnError(t *testing.T) {
-	_, _, diags := loadBox(t, `
-onCreate:
-  deployments:
-    - image: nginx
-      autoscale: {min: 1, max: 3}
-`)
-	wantDiags(t, diags, `18:15: [site] operatorBox.onCreate.deployments[0].autoscale: "autoscale" is part of the original katalog format but not supported by this runtime: workload autoscaling (replicas patched from when: conditions on every reconcile) is not supported by this runtime; declare a HorizontalPodAutoscaler for the workload under custom: (apiVersion autoscaling/v2, kind HorizontalPodAutoscaler)`)
-}
-
 // dependsOn in upstream's three forms; unknown entries, conditions and
 // cycles are errors. Upstream: pkg/types/types_dependson.go.
 func TestDependsOn(t *testing.T) {

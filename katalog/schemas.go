@@ -61,6 +61,7 @@ func (l *loader) resolveCRDs(opts Options) {
 		d.checkScope(e)
 	}
 	l.synthesize(untyped)
+	l.resolveObservations(pool, fetched)
 }
 
 // flagCRDs loads the --crd manifests (files or directories).

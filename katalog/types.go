@@ -46,6 +46,11 @@ type Katalog struct {
 	// Notes are the katalog's user-defined template functions (top-level
 	// `notes:`), in document order.
 	Notes []*Note
+	// AllowedHosts narrows the hosts external calls may reach
+	// (spec.allowedHosts: exact names or *.suffix); nil: any the operator
+	// permits.
+	AllowedHosts    []string
+	AllowedHostsPos Pos
 }
 
 // Note is a user-defined template function of the original format: a legacy
@@ -275,6 +280,12 @@ type OperatorBox struct {
 	Cleanup *Cleanup
 	// Events are operatorBox.emit.events, in document order.
 	Events []*EmitEvent
+	// Observations are the objects the entry observes besides its custom
+	// resources and children (cross:, watch:), in declaration order.
+	Observations []*Observation
+	// External are the HTTP calls its hooks declare (external:), in
+	// declaration order.
+	External []*ExternalCall
 	// NamedDeletes are onDelete declarations that only name a child the
 	// box declares (dropped with a warning: garbage collection deletes it);
 	// `orkestra migrate` rewrites their names with the child's.
@@ -317,6 +328,9 @@ type Resource struct {
 	// of a map) field of the custom resource — with several iterators, per
 	// combination of their items; nil for a single child.
 	ForEach []*ForEach
+	// Autoscale computes a workload's replicas on every reconcile; nil
+	// when the declaration has none.
+	Autoscale *Autoscale
 	// HasStatus is a custom child's hasStatus: whether its status: block is
 	// written (through the status subresource). nil: when status: is given.
 	HasStatus *bool
