@@ -94,6 +94,7 @@ func (c *compiler) entry(k *katalog.Katalog, src *katalog.CRDEntry, reconciles b
 		// (An environment with children is built only where needed.)
 		sc.vars = []Var{{Name: ChildrenVar, Schema: childrenSchema(k, src)}}
 	}
+	sc = c.live(sc, e)
 	if src.Box != nil {
 		c.box(sc, e, k.Finalizers)
 	}

@@ -95,6 +95,15 @@ func (c *compiler) resource(sc compileScope, r *katalog.Resource) *Resource {
 		}
 	}
 	out.When = c.conditions(sc, r.When, r.Or, base)
+	if a := r.Autoscale; a != nil {
+		out.Autoscale = &Autoscale{Source: a}
+		if a.Up != nil {
+			out.Autoscale.Up = &ScaleRule{Source: a.Up, When: c.conditions(sc, a.Up.When, a.Up.Or, a.Up.Field+".conditions")}
+		}
+		if a.Down != nil {
+			out.Autoscale.Down = &ScaleRule{Source: a.Down, When: c.conditions(sc, a.Down.When, a.Down.Or, a.Down.Field+".conditions")}
+		}
+	}
 	return out
 }
 

@@ -96,7 +96,10 @@ type Scope struct {
 	// Vars are the values of Context.Vars (CEL); a legacy template reads a
 	// forEach item from Self, which then holds the item's keys too.
 	Vars map[string]any
-	memo map[any]any
+	// Roots are further keys of the legacy templates' root besides
+	// .children: the live inputs' upstream views (.cross, .external).
+	Roots map[string]any
+	memo  map[any]any
 }
 
 // NewScope returns a scope over obj.

@@ -357,6 +357,6 @@ func (fe *ForEach) Scope(base *Scope, it Item) *Scope {
 		}
 	}
 	s := NewScope(self)
-	s.Children, s.Vars = base.Children, vars
+	s.Children, s.Vars, s.Roots = base.Children, vars, base.Roots
 	return s
 }

@@ -70,7 +70,7 @@ func (in *Inputs) Scope(base *Scope) (*Scope, error) {
 	}
 	vars[InputsVar] = r.values
 	s := NewScope(self)
-	s.Children, s.Vars = base.Children, vars
+	s.Children, s.Vars, s.Roots = base.Children, vars, base.Roots
 	return s, nil
 }
 

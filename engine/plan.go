@@ -89,6 +89,10 @@ type Entry struct {
 	// Normalize rewrites spec fields of a copy of the custom resource before
 	// anything above reads it (Normalize.Apply); nil: none.
 	Normalize *Normalize
+	// Observations are the objects the entry observes (cross reads and
+	// watches), External its HTTP calls, in declaration order.
+	Observations []*Observation
+	External     []*ExternalCall
 	// Timed are the values and conditions of the entry that read the clock
 	// (weekday, timeInWindow, time: conditions, …): the operator reconciles
 	// again when the first of them may change (engine.NextChange).
@@ -134,6 +138,8 @@ type Resource struct {
 	// from; nil for the entry's own. Its expressions are evaluated in
 	// Inputs.Scope.
 	Inputs *Inputs
+	// Autoscale computes the workload's replicas; nil: the declared ones.
+	Autoscale *Autoscale
 }
 
 // StatusField sets status.<Path>.

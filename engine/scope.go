@@ -3,6 +3,7 @@ package engine
 import (
 	"sort"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -33,9 +34,48 @@ func (e *Entry) ChildNamespaces(r *Resource) []string {
 	return e.Namespaces.ChildNamespaces()
 }
 
+// ObservedNamespaces are the namespaces the objects of an observation can
+// be in; nil when they cannot be listed (a namespace computed from the
+// custom resource, a watch of every namespace, a cluster-scoped or unknown
+// kind). A cross read without namespace reads in its custom resource's.
+func (e *Entry) ObservedNamespaces(o *Observation) []string {
+	src := o.Source
+	if src.CRD == nil || src.CRD.Object.Spec.Scope == apiextensionsv1.ClusterScoped {
+		return nil
+	}
+	if src.Namespace != nil {
+		if Classify(src.Namespace.Str) == Literal && src.Namespace.Str != "" {
+			return []string{src.Namespace.Str}
+		}
+		return nil
+	}
+	if src.Exposed() {
+		return e.crNamespaces()
+	}
+	return nil
+}
+
+// Observes reports whether an entry of the plan observes objects of gvk
+// (cross reads, watches): the operator then caches all of them, not only
+// those labelled as its children.
+func (p *Plan) Observes(gvk schema.GroupVersionKind) bool {
+	for _, e := range p.Entries {
+		if !e.Enabled {
+			continue
+		}
+		for _, o := range e.Observations {
+			if o.GVK == gvk {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // WatchNamespaces returns the namespaces in which the operator reads objects
-// of gvk — the custom resources of the entries serving it and the children
-// declared with it — sorted; nil means every namespace.
+// of gvk — the custom resources of the entries serving it, the children
+// declared with it and the objects observed of it — sorted; nil means
+// every namespace.
 func (p *Plan) WatchNamespaces(gvk schema.GroupVersionKind) []string {
 	set := map[string]bool{}
 	add := func(nss []string) bool {
@@ -67,6 +107,15 @@ func (p *Plan) WatchNamespaces(gvk schema.GroupVersionKind) []string {
 				if !add(e.ChildNamespaces(r)) {
 					return nil
 				}
+			}
+		}
+		for _, o := range e.Observations {
+			if o.GVK != gvk {
+				continue
+			}
+			found = true
+			if !add(e.ObservedNamespaces(o)) {
+				return nil
 			}
 		}
 	}

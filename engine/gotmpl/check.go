@@ -36,7 +36,8 @@ type checker struct {
 	used map[string]bool
 	// noChildren: .children is not available here (conversion paths).
 	noChildren bool
-	// children: the template reads .children.
+	// children: the template reads a root beyond the object (.children,
+	// .cross, .external).
 	children bool
 	// timers of the clock-reading calls.
 	timers []timer
@@ -383,6 +384,7 @@ func (c *checker) arg(n parse.Node, dot shape) argInfo {
 // its offset.
 func (c *checker) fields(base shape, segs []string, offs []int, ref string) shape {
 	sh := base
+	live := -1 // the index of a live input's root (.cross, .external) in segs
 	for i, seg := range segs {
 		if sh.root && seg == "children" {
 			if c.noChildren {
@@ -393,6 +395,10 @@ func (c *checker) fields(base shape, segs []string, offs []int, ref string) shap
 			sh = shape{children: true, path: "children"}
 			continue
 		}
+		if sh.root && liveRoots[seg] {
+			c.children = true
+			live = i
+		}
 		next, prob := child(sh, seg, c.version)
 		if prob != nil {
 			written := ref
@@ -400,6 +406,11 @@ func (c *checker) fields(base shape, segs []string, offs []int, ref string) shap
 				written = refPrefix(ref, segs, i)
 			}
 			switch {
+			case prob.kind == unknownField && live >= 0 && i-live <= 2:
+				// The shape of a live input is the katalog's own: a
+				// read or call it does not declare, or a key its result
+				// does not have.
+				c.report(offs[i], "unknown field "+written+": "+liveProblem(prob.msg, c.version))
 			case prob.kind == unknownField && prob.typo:
 				c.report(offs[i], "unknown field "+written+": "+prob.msg)
 			case prob.kind == unknownField:
@@ -419,6 +430,19 @@ func (c *checker) fields(base shape, segs []string, offs []int, ref string) shap
 		sh = next
 	}
 	return sh
+}
+
+// liveProblem words a schema problem below a live input's root: its shape
+// is the katalog's (its cross reads and calls), not a CRD version's.
+func liveProblem(msg, version string) string {
+	msg = strings.Replace(msg, " in version "+version, "", 1)
+	switch {
+	case strings.HasPrefix(msg, "external has no field"):
+		msg += " (a call reads the results of the calls declared before it; everything else, of them all)"
+	case strings.HasPrefix(msg, "external.") && strings.Contains(msg, "it has body, called, error, json, status"):
+		msg += " (the response body decoded as JSON reads as .json)"
+	}
+	return msg
 }
 
 // refPrefix cuts a reference as written after segment i.

@@ -222,22 +222,28 @@ func size(n parse.Node) int {
 }
 
 // dataFor is what the template executes on: the object, and for templates
-// that read `.children` the object with the children added at the root (a
-// shallow copy made once per scope).
-func dataFor(s *engine.Scope, children bool) map[string]any {
-	if !children {
+// that read a root beyond it (`.children`, `.cross`, `.external`) the object
+// with those added at the root (a shallow copy made once per scope).
+func dataFor(s *engine.Scope, extra bool) map[string]any {
+	if !extra {
 		return s.Self
 	}
 	return s.Memo(childrenRoot{}, func() any {
-		m := make(map[string]any, len(s.Self)+1)
+		m := make(map[string]any, len(s.Self)+1+len(s.Roots))
 		for k, v := range s.Self {
 			m[k] = v
 		}
 		if s.Children != nil {
 			m["children"] = s.Children
 		}
+		for k, v := range s.Roots {
+			m[k] = v
+		}
 		return m
 	}).(map[string]any)
 }
+
+// liveRoots are the legacy roots of the live inputs (engine.Scope.Roots).
+var liveRoots = map[string]bool{engine.CrossVar: true, engine.ExternalVar: true}
 
 type childrenRoot struct{}

@@ -199,6 +199,8 @@ func (b *Backend) checkPath(path string, pos katalog.Pos, ctx *engine.Context, f
 		if prob != nil {
 			written := strings.Join(segs[:i+1], ".")
 			switch {
+			case prob.kind == unknownField && liveRoots[segs[0]]:
+				errorf(off, "unknown field %s: %s", written, liveProblem(prob.msg, ctx.SelfVersion))
 			case prob.kind == unknownField:
 				errorf(off, "unknown field %s: %s", written, prob.msg)
 			case prob.kind == noFields && sh.s != nil && sh.s.Type == "array":
@@ -334,9 +336,12 @@ type goCond struct {
 	cel      string
 }
 
-// children: the condition reads the CR's children, which CEL programs do
-// not see; it is evaluated here.
-func (g *goCond) children() bool { return len(g.path) > 0 && g.path[0] == "children" }
+// children: the condition reads the CR's children or a live input (.cross,
+// .external), which the CEL programs of conditions do not see; it is
+// evaluated here.
+func (g *goCond) children() bool {
+	return len(g.path) > 0 && (g.path[0] == "children" || liveRoots[g.path[0]])
+}
 
 func (g *goCond) eval(s *engine.Scope) bool {
 	r := g.test(s)

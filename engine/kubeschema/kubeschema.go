@@ -149,3 +149,17 @@ func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
+
+// ObjectMeta returns the published schema of ObjectMeta (the metadata of
+// every object), built once.
+func ObjectMeta() *structuralschema.Structural {
+	return objectMeta()
+}
+
+var objectMeta = sync.OnceValue(func() *structuralschema.Structural {
+	f, err := load()
+	if err != nil {
+		panic(fmt.Sprintf("kubeschema: the embedded definitions are corrupt: %v", err))
+	}
+	return f.structural("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", map[string]bool{})
+})
