@@ -253,7 +253,12 @@ func Generate(plan *engine.Plan, opts Options) (*Install, error) {
 	}
 
 	in.add(FileDeployment, in.deployment(plan, files, fArgs, outside, hex.EncodeToString(sum.Sum(nil)), selector))
-	in.add(FileNetworkPolicy, in.networkPolicy(selector))
+	np := in.networkPolicy(selector)
+	np.Annotations = egressAnnotations(plan)
+	in.add(FileNetworkPolicy, np)
+	if note := egressNote(plan); note != "" {
+		in.Notes = append(in.Notes, note)
+	}
 
 	in.add(FilePDB, &policyv1.PodDisruptionBudget{
 		TypeMeta:   typeMeta("policy/v1", "PodDisruptionBudget"),

@@ -11,7 +11,8 @@ import (
 // networkPolicy admits traffic to the operator's pods on the webhook and
 // metrics ports only, from anywhere: the API server calls the webhook from
 // addresses a policy cannot name (host network, a managed control plane).
-// Egress is left open: the operator talks to the API server.
+// Egress is left open: the operator talks to the API server (and makes the
+// katalog's external calls, which egressAnnotations documents).
 func (in *Install) networkPolicy(selector map[string]string) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
 	return &networkingv1.NetworkPolicy{

@@ -125,6 +125,9 @@ func (g *grants) rules(ns string) []rbacv1.PolicyRule {
 //   - what a kind's Grants add (render.Kinds): escalate on roles and
 //     clusterroles for Role and ClusterRole children, bind on the roles a
 //     binding may name;
+//   - the kinds the entry observes (cross reads, watches): get, list,
+//     watch, where their objects can be (engine.Entry.ObservedNamespaces);
+//   - get on the Secret an external call's auth reads, by name;
 //   - events (core and events.k8s.io): create and patch.
 //
 // Entries limited to known namespaces (allowedNamespaces of exact names,
@@ -160,6 +163,7 @@ func Rules(plan *engine.Plan) *Access {
 			crs.add(scopes, schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, "patch")
 		}
 		crs.add(scopes, schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/finalizers"}, "update")
+		liveGrants(plan, e, crs, kids)
 		for _, hook := range katalog.Hooks {
 			for _, r := range e.Hooks[hook] {
 				a.Warnings = append(a.Warnings, childGrants(plan, e, r, plurals, kids, guessed)...)
@@ -254,6 +258,35 @@ func childGrants(plan *engine.Plan, e *engine.Entry, r *engine.Resource, plurals
 		kids.add(nil, schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, "patch")
 	}
 	return warnings
+}
+
+// liveGrants adds what an entry's live inputs need: get, list and watch on
+// the kinds it observes (the informers its cross reads and watches read),
+// get by name on the Secrets its external calls take credentials from (in
+// the Secret's namespace, else where the custom resources are).
+func liveGrants(plan *engine.Plan, e *engine.Entry, crs, kids *grants) {
+	for _, o := range e.Observations {
+		if o.Source.Plural == "" {
+			continue
+		}
+		crs.add(plan.WatchNamespaces(o.GVK), schema.GroupResource{Group: o.GVK.Group, Resource: o.Source.Plural}, "get", "list", "watch")
+	}
+	secrets := schema.GroupResource{Resource: "secrets"}
+	for _, c := range e.External {
+		a := c.Source.Auth
+		if a == nil {
+			continue
+		}
+		scopes := []string{a.Namespace}
+		if a.Namespace == "" {
+			if scopes = plan.WatchNamespaces(e.GVK); scopes == nil {
+				scopes = []string{""}
+			}
+		}
+		for _, ns := range scopes {
+			kids.addNamed(ns, secrets, a.Secret)
+		}
+	}
 }
 
 // copyGrants grants get on the object a Secret or ConfigMap copies: by name

@@ -228,7 +228,12 @@ func (a *applier) apply(c *render.Child) error {
 		if a.stillForeign(c) {
 			return nil
 		}
-		return a.create(c)
+		scaled := a.autoscale(c, nil)
+		if err := a.create(c); err != nil || scaled == "" {
+			return err
+		}
+		a.change("Scaled", "%s", scaled)
+		return nil
 	}
 	if err != nil {
 		return err
@@ -252,6 +257,7 @@ func (a *applier) apply(c *render.Child) error {
 	}
 	cached := live
 	live = cached.DeepCopyObject().(client.Object)
+	scaled := a.autoscale(c, live)
 	d, err := render.Diff(c, live)
 	if err != nil {
 		return err
@@ -262,7 +268,11 @@ func (a *applier) apply(c *render.Child) error {
 	if d.Recreate {
 		return a.recreate(c, live, d)
 	}
-	return a.correct(c, d)
+	if err := a.correct(c, d); err != nil || scaled == "" {
+		return err
+	}
+	a.change("Scaled", "%s", scaled)
+	return nil
 }
 
 // deleteIfOwned deletes the child's object when it exists and is ours.

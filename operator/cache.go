@@ -21,7 +21,8 @@ import (
 
 // CacheOptions restricts the manager's caches: child kinds to objects
 // labelled orkestra.orkspace.io/managed=true (a cluster's Secrets and Pods
-// are not all held in memory), every kind to the namespaces the katalog
+// are not all held in memory) unless an entry observes the kind (cross
+// reads, watches: then every object of it), every kind to the namespaces the katalog
 // limits it to (engine.Plan.WatchNamespaces: allowedNamespaces, namespace:),
 // and everything to namespace when it is set. Every object is trimmed as it
 // enters (trimObject).
@@ -62,7 +63,28 @@ func CacheOptions(plan *engine.Plan, namespace string) cache.Options {
 			if err != nil {
 				continue
 			}
-			byObject[obj] = cache.ByObject{Label: sel, Namespaces: inNamespaces(k.gvk)}
+			bo := cache.ByObject{Label: sel, Namespaces: inNamespaces(k.gvk)}
+			if plan.Observes(k.gvk) {
+				// Watched or read by a cross read: not only Orkestra's own.
+				bo.Label = nil
+			}
+			byObject[obj] = bo
+		}
+		for _, o := range e.Observations {
+			// Built-in kinds here; custom kinds observed are entries' own
+			// (above) or cached everywhere (a kind not served yet must
+			// not keep the manager from starting).
+			if seen[o.GVK] || !scheme.Recognizes(o.GVK) {
+				continue
+			}
+			seen[o.GVK] = true
+			if nss := inNamespaces(o.GVK); nss != nil {
+				obj, err := newObject(scheme, o.GVK)
+				if err != nil {
+					continue
+				}
+				byObject[obj] = cache.ByObject{Namespaces: nss}
+			}
 		}
 	}
 	// Every kind, listed above or not, defaults to this transform.
@@ -131,8 +153,9 @@ func trimObject(plan *engine.Plan) toolscache.TransformFunc {
 }
 
 // wholeKinds are the kinds some controller of the plan reads whole: the
-// custom resources of entries that reconcile, and their children's kinds.
-// Every other entry only counts its custom resources, from their metadata.
+// custom resources of entries that reconcile, their children's kinds and
+// the kinds they observe. Every other entry only counts its custom
+// resources, from their metadata.
 func wholeKinds(plan *engine.Plan) map[schema.GroupVersionKind]bool {
 	out := map[schema.GroupVersionKind]bool{}
 	for _, e := range plan.Entries {
@@ -142,6 +165,9 @@ func wholeKinds(plan *engine.Plan) map[schema.GroupVersionKind]bool {
 		out[e.GVK] = true
 		for _, k := range childKinds(e) {
 			out[k.gvk] = true
+		}
+		for _, o := range e.Observations {
+			out[o.GVK] = true
 		}
 	}
 	return out

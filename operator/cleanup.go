@@ -43,7 +43,7 @@ type cleanupStart struct {
 // deleteAfter (the reconcile then comes back after wait). The clock starts
 // when this process first sees the condition hold: after a restart it
 // starts again, so a resource is deleted later, never earlier.
-func (e *entryController) cleanup(ctx context.Context, cr *unstructured.Unstructured, kids map[string]any) (deleted bool, wait time.Duration, err error) {
+func (e *entryController) cleanup(ctx context.Context, cr *unstructured.Unstructured, kids map[string]any, live *engine.Live) (deleted bool, wait time.Duration, err error) {
 	c := e.entry.Cleanup
 	if c == nil {
 		return false, 0, nil
@@ -53,9 +53,7 @@ func (e *entryController) cleanup(ctx context.Context, cr *unstructured.Unstruct
 	if err != nil {
 		return false, 0, fmt.Errorf("operatorBox.runtime.cleanup: %w", err)
 	}
-	s := engine.NewScope(self)
-	s.Children, s.Vars = kids, map[string]any{engine.ChildrenVar: kids}
-	holds, err := c.When.Eval(s)
+	holds, err := c.When.Eval(e.entry.Scope(self, kids, live))
 	if err != nil {
 		return false, 0, fmt.Errorf("operatorBox.runtime.cleanup: evaluating %s: %w", c.When.Source(), err)
 	}

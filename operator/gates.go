@@ -42,7 +42,7 @@ func (e *entryController) waitingFor() string {
 }
 
 // gateHolds evaluates preReconcile's reconcile gate on the custom resource.
-func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[string]any) (bool, error) {
+func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[string]any, live *engine.Live) (bool, error) {
 	if e.entry.Gate == nil {
 		return true, nil
 	}
@@ -50,9 +50,7 @@ func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[stri
 	if err != nil {
 		return false, fmt.Errorf("operatorBox.preReconcile: %w", err)
 	}
-	s := engine.NewScope(self)
-	s.Children, s.Vars = kids, map[string]any{engine.ChildrenVar: kids}
-	ok, err := e.entry.Gate.Eval(s)
+	ok, err := e.entry.Gate.Eval(e.entry.Scope(self, kids, live))
 	if err != nil {
 		return false, fmt.Errorf("operatorBox.preReconcile: evaluating %s: %w", e.entry.Gate.Source(), err)
 	}

@@ -49,6 +49,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/operator/external"
 )
 
 // Finalizer is put on custom resources whose entry declares onDelete
@@ -93,20 +94,29 @@ type Options struct {
 	// cluster holds only the spec's objects, and upstream's simulate skips
 	// such copies.
 	AbsentCopySource func(entry string, cr types.NamespacedName, note string)
+	// External makes the katalog's external calls; nil: a client that
+	// reaches no loopback or private address (external.New with no
+	// Allow).
+	External *external.Client
 }
 
 // Operator reconciles the entries of one plan. Build it with New, add it to a
 // manager with SetupWithManager.
 type Operator struct {
-	plan    *engine.Plan
-	opts    Options
-	entries map[string]*entryController
-	order   []*entryController
-	gauges  *gaugeCollector
-	synced  atomic.Bool
+	plan *engine.Plan
+	opts Options
+	// external makes the external calls; bodySchemas check their bodies.
+	external    *external.Client
+	bodySchemas map[*katalog.ExternalCall]*external.Schema
+	entries     map[string]*entryController
+	order       []*entryController
+	gauges      *gaugeCollector
+	synced      atomic.Bool
 }
 
-// New returns an operator for plan.
+// New returns an operator for plan. A call's body schema the API server's
+// validator cannot build makes New panic: the loader accepted it as
+// structural, so that is a defect.
 func New(plan *engine.Plan, opts Options) *Operator {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -117,7 +127,23 @@ func New(plan *engine.Plan, opts Options) *Operator {
 	if opts.RequeueOnDeleteJob <= 0 {
 		opts.RequeueOnDeleteJob = 2 * time.Second
 	}
-	return &Operator{plan: plan, opts: opts, entries: map[string]*entryController{}}
+	o := &Operator{plan: plan, opts: opts, entries: map[string]*entryController{}, external: opts.External, bodySchemas: map[*katalog.ExternalCall]*external.Schema{}}
+	if o.external == nil {
+		o.external = external.New(external.Options{})
+	}
+	for _, e := range plan.Entries {
+		for _, c := range e.External {
+			if c.Source.JSONSchema == nil {
+				continue
+			}
+			s, err := external.NewSchema(c.Source.JSONSchema)
+			if err != nil {
+				panic(fmt.Sprintf("%s: the body schema does not build a validator: %v", c.Source.Field, err))
+			}
+			o.bodySchemas[c.Source] = s
+		}
+	}
+	return o
 }
 
 // EntryStatus is what the operator knows about one katalog entry at run time.
@@ -369,15 +395,16 @@ type access struct {
 // reconcile metrics when the entry reconciles.
 func (o *Operator) newEntryController(e *engine.Entry, a access, m *metrics) *entryController {
 	ec := &entryController{
-		op:       o,
-		entry:    e,
-		client:   a.client,
-		reader:   a.reader,
-		mapper:   a.mapper,
-		scheme:   a.scheme,
-		recorder: a.recorder,
-		metrics:  m,
-		log:      o.opts.Log.WithValues("crd", e.Name),
+		op:        o,
+		entry:     e,
+		client:    a.client,
+		reader:    a.reader,
+		mapper:    a.mapper,
+		scheme:    a.scheme,
+		recorder:  a.recorder,
+		metrics:   m,
+		log:       o.opts.Log.WithValues("crd", e.Name),
+		readIndex: newReadIndex(),
 	}
 	if e.Reconciles {
 		ec.total = map[string]prometheus.Counter{
@@ -469,6 +496,8 @@ type entryController struct {
 	countOf *entryController
 	// views converts observed children for read-back once per change.
 	views childViews
+	// readIndex maps the objects cross reads read to their readers.
+	readIndex *readIndex
 	// consecutiveFailures counts the reconciles that failed since the last
 	// one that did not (dependsOn's healthy).
 	consecutiveFailures atomic.Int64
@@ -650,6 +679,9 @@ func (e *entryController) setup(mgr manager.Manager, whole bool) error {
 			}
 		}
 		b = b.Owns(obj)
+	}
+	if b, err = e.watchObserved(mgr, b); err != nil {
+		return err
 	}
 	opts := controller.Options{
 		MaxConcurrentReconciles: e.workers(),

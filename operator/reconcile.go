@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -77,6 +78,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if err := e.client.Get(ctx, req.NamespacedName, cr, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			e.cleanupSince.Delete(req.NamespacedName)
+			e.readIndex.set(req.NamespacedName, nil)
 			return reconcile.Result{}, false, nil
 		}
 		return reconcile.Result{}, false, err
@@ -111,14 +113,18 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
-	deleted, cleanupWait, err := e.cleanup(ctx, cr, kids)
+	live, failedCalls, err := e.live(ctx, cr, kids, render.ApplyHooks)
+	if err != nil {
+		return reconcile.Result{}, false, e.fail(ctx, cr, reasonOf(err, ReasonRenderFailed), err)
+	}
+	deleted, cleanupWait, err := e.cleanup(ctx, cr, kids, live)
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
 	if deleted {
 		return reconcile.Result{}, false, nil
 	}
-	if ok, err := e.gateHolds(cr, kids); err != nil {
+	if ok, err := e.gateHolds(cr, kids, live); err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	} else if !ok {
 		// As upstream's kordinator: the reconcile does not run, and what
@@ -141,7 +147,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	}
 	a := &applier{e: e, ctx: ctx, cr: cr, now: e.op.opts.Now()}
 	opts := e.renderOptions(ctx, render.ApplyHooks)
-	opts.Children = kids
+	opts.Children, opts.Live = kids, live
 	res, err := render.RenderWith(e.entry, cr, opts)
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
@@ -161,6 +167,9 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		Message: a.summary()}
 	if len(res.StatusErrors) > 0 {
 		ready.Message += "; " + e.statusFieldsFailed(cr, res.StatusErrors)
+	}
+	if len(failedCalls) > 0 {
+		ready.Message += "; " + e.liveFailed(cr, failedCalls)
 	}
 	if err := e.writeStatus(ctx, cr, res.Status, ready); err != nil {
 		if apierrors.IsConflict(err) {
@@ -216,6 +225,15 @@ func (e *entryController) fail(ctx context.Context, cr *unstructured.Unstructure
 	return err
 }
 
+// reasonOf is the Ready reason of err: a live input's own, else def.
+func reasonOf(err error, def string) string {
+	var le *liveError
+	if errors.As(err, &le) {
+		return le.reason
+	}
+	return def
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -243,7 +261,15 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	if err != nil {
 		return reconcile.Result{}, false, err
 	}
-	opts.Children = kids
+	live, failedCalls, err := e.live(ctx, cr, kids, render.DeleteHooks)
+	if err != nil {
+		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, reasonOf(err, ReasonOnDeleteFailed), "Finalize", "%s", truncate(err.Error(), 1024))
+		return reconcile.Result{}, false, err
+	}
+	if len(failedCalls) > 0 {
+		e.liveFailed(cr, failedCalls)
+	}
+	opts.Children, opts.Live = kids, live
 	res, err := render.RenderWith(e.entry, cr, opts)
 	if err != nil {
 		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonOnDeleteFailed, "Finalize", "%s", truncate(err.Error(), 1024))

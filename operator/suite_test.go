@@ -35,6 +35,7 @@ import (
 	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/operator/external"
 )
 
 // The tests of this package run the operator against a real kube-apiserver
@@ -208,6 +209,9 @@ type harnessOptions struct {
 	// wholeObjects: the caches hold whole objects (ManagerOptions and
 	// Options.WholeObjects).
 	wholeObjects bool
+	// external makes the katalog's external calls (nil: the default
+	// client).
+	external *external.Client
 }
 
 // startOperator starts an operator for plan in a fresh namespace.
@@ -243,6 +247,7 @@ func startOperator(t testing.TB, plan *engine.Plan, opts ...func(*harnessOptions
 		SkipControllerNameValidation: true,
 		RequeueOnDeleteJob:           200 * time.Millisecond,
 		WholeObjects:                 o.wholeObjects,
+		External:                     o.external,
 		WrapClient: func(c client.Client) client.Client {
 			h.client = &countingClient{Client: c}
 			return h.client
@@ -463,6 +468,25 @@ type countingClient struct {
 	client.Client
 	mu     sync.Mutex
 	writes []string
+	// gets counts the reads of each object by name.
+	gets map[string]int
+}
+
+func (c *countingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.mu.Lock()
+	if c.gets == nil {
+		c.gets = map[string]int{}
+	}
+	c.gets[key.Name]++
+	c.mu.Unlock()
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// getsOf returns how often the object named name was read.
+func (c *countingClient) getsOf(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gets[name]
 }
 
 func (c *countingClient) record(verb string, obj client.Object) {

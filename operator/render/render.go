@@ -79,6 +79,9 @@ type Options struct {
 	// simulate` sets it: its cluster holds only the spec's objects, and
 	// upstream's simulate skips such copies.
 	SkipAbsentSources bool
+	// Live are the entry's live inputs (cross reads, external results) as
+	// the operator read them; nil: nothing read, no call made (offline).
+	Live *engine.Live
 }
 
 // Result is what one custom resource renders into.
@@ -136,6 +139,13 @@ type Child struct {
 	// Skipped says why a passing child is neither applied nor deleted
 	// (Options.SkipAbsentSources); "" for every other child.
 	Skipped string
+	// Scale is what an autoscaled workload's conditions say (nil: it has
+	// no autoscale:, or its condition failed); the operator decides the
+	// replicas from it and the live object (ScaleTo).
+	Scale *Scale
+	// ReplicasOwner names the HorizontalPodAutoscaler child that scales
+	// this workload ("" when none): its replicas are not drift-corrected.
+	ReplicasOwner string
 }
 
 // Key identifies the child's object: kind key (for custom children with
@@ -198,15 +208,16 @@ func RenderWith(entry *engine.Entry, cr *unstructured.Unstructured, opts Options
 	if err != nil {
 		return nil, r.errorf("normalize", err)
 	}
-	scope := engine.NewScope(self)
 	kids := opts.Children
 	if kids == nil && entry.ReadsChildren {
 		// None observed: every declared kind, empty.
 		kids = ChildrenView(entry, nil)
 	}
-	scope.Children = kids
-	scope.Vars = map[string]any{engine.ChildrenVar: kids}
-	r.scope = scope
+	live := opts.Live
+	if live == nil {
+		live = entry.NewLive()
+	}
+	r.scope = entry.Scope(self, kids, live)
 	return r.render()
 }
 
@@ -283,7 +294,13 @@ func (r *renderer) render() (*Result, error) {
 				}
 				return nil, r.errorf(c.Resource.Fields.Field, err)
 			}
+			if err := r.scaleConditions(c); err != nil {
+				return nil, err
+			}
 		}
+	}
+	if err := r.hpaOwners(res, hooks); err != nil {
+		return nil, err
 	}
 	if !r.opts.SkipStatus {
 		res.Status, res.StatusErrors = r.status()
