@@ -61,7 +61,7 @@ func opsOf(t *testing.T, file string, envtest bool) []string {
 	if err := seed(ctx, c, p.objects); err != nil {
 		t.Fatal(err)
 	}
-	res, err := run(ctx, p.plan, c, spec.Run.Cycles)
+	res, err := run(ctx, p.plan, c, spec.Run.Cycles, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/operator"
+	"github.com/orkspace/orkestra-cel/operator/external"
 	"github.com/orkspace/orkestra-cel/workloads"
 )
 
@@ -73,7 +74,7 @@ type Cycle struct {
 // run reconciles every custom resource of plan's reconciling entries in c
 // cycles times, entries in katalog order, custom resources by namespace and
 // name; between cycles the workloads get their simulated status.
-func run(ctx context.Context, plan *engine.Plan, c *cluster, cycles int) (*Result, error) {
+func run(ctx context.Context, plan *engine.Plan, c *cluster, cycles int, calls *external.Client) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
 	note := func(entry string, _ types.NamespacedName, n string) {
@@ -82,7 +83,7 @@ func run(ctx context.Context, plan *engine.Plan, c *cluster, cycles int) (*Resul
 			er.Notes = append(er.Notes, n)
 		}
 	}
-	op := operator.New(plan, operator.Options{Log: logr.Discard(), Registry: prometheus.NewRegistry(), SkipControllerNameValidation: true, AbsentCopySource: note})
+	op := operator.New(plan, operator.Options{Log: logr.Discard(), Registry: prometheus.NewRegistry(), SkipControllerNameValidation: true, AbsentCopySource: note, External: calls})
 	rec := &recorder{scheme: c.scheme, mapper: c.mapper, base: c.client}
 	d, err := op.Direct(operator.DirectOptions{Client: rec.wrap(c.client), Mapper: c.mapper, Scheme: c.scheme})
 	if err != nil {

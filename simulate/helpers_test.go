@@ -88,7 +88,7 @@ func simulated(t *testing.T, file string) (*cluster, *Result) {
 	if err := seed(context.Background(), c, p.objects); err != nil {
 		t.Fatal(err)
 	}
-	res, err := run(context.Background(), p.plan, c, spec.Run.Cycles)
+	res, err := run(context.Background(), p.plan, c, spec.Run.Cycles, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

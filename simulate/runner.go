@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/orkspace/orkestra-cel/operator/external"
 )
 
 // Outcome is how a spec ended.
@@ -35,6 +37,9 @@ type Options struct {
 	Cycles int
 	// Out receives the report.
 	Out io.Writer
+	// External says where the katalog's external calls may go; its Skip
+	// (--skip-external, or a spec's skipExternal) makes none.
+	External external.Options
 }
 
 // RunSpec runs spec's spec: block (not its imports) and prints what each
@@ -63,7 +68,9 @@ func RunSpec(ctx context.Context, spec *Spec, o Options) (Outcome, error) {
 	if err := seed(ctx, c, p.objects); err != nil {
 		return invalid(w, err)
 	}
-	res, err := run(ctx, p.plan, c, cycles)
+	eo := o.External
+	eo.Skip = eo.Skip || spec.Run.SkipExternal
+	res, err := run(ctx, p.plan, c, cycles, external.New(eo))
 	if err != nil {
 		return Failed, err
 	}

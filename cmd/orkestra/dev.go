@@ -41,6 +41,8 @@ type devFlags struct {
 	// simulateWorkloads gives workloads the status a kubelet and the
 	// built-in controllers would (the workloads package).
 	simulateWorkloads bool
+	// external says where the katalog's external calls may go.
+	external externalFlags
 }
 
 func newDevCmd() *cobra.Command {
@@ -96,6 +98,7 @@ the current directory and the executable).`,
 	fs.IntVarP(&df.logVerbosity, "verbosity", "v", 0, "log verbosity (0: info, 1 and more: debug)")
 	fs.BoolVar(&df.storageMigration, "storage-migration", df.storageMigration, "migrate stored objects to the storage version when storedVersions lists another version (as orkestra run)")
 	fs.BoolVar(&df.simulateWorkloads, "simulate-workloads", false, "give Deployments, StatefulSets, ReplicaSets, DaemonSets, Jobs, Pods and PVCs the status a kubelet and Kubernetes' controllers would (a second after creation): available replicas, completed Jobs, running Pods, bound claims")
+	df.external.register(fs)
 	return cmd
 }
 
@@ -215,7 +218,7 @@ func runDev(ctx context.Context, stdout, stderr io.Writer, plan *engine.Plan, ob
 // election (one process).
 func devOperator(df devFlags, log logr.Logger) controlplane.RunFunc {
 	return func(ctx context.Context, cfg *rest.Config, plan *engine.Plan, serving webhook.Config) error {
-		return runOperator(ctx, cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true, storageMigration: df.storageMigration, migrationQPS: defaultMigrationQPS}, log)
+		return runOperator(ctx, cfg, plan, serving, runFlags{gracefulShutdown: 5 * time.Second, skipNameValidation: true, storageMigration: df.storageMigration, migrationQPS: defaultMigrationQPS, external: df.external}, log)
 	}
 }
 

@@ -50,6 +50,8 @@ type runFlags struct {
 	// (orkestra dev is run repeatedly by its tests); controller-runtime
 	// otherwise refuses a second controller of the same name.
 	skipNameValidation bool
+	// external says where the katalog's external calls may go.
+	external externalFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -90,6 +92,9 @@ SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 			if err != nil {
 				return err
 			}
+			if err := rf.external.refuse(plan); err != nil {
+				return err
+			}
 			serving.Complete(os.Getenv)
 			if serving.CertFile == "" && serving.KeyFile == "" {
 				// No certificate given: the built-in mode issues one.
@@ -124,6 +129,8 @@ SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 	fs.BoolVar(&rf.storageMigration, "storage-migration", rf.storageMigration, "on the leader, migrate stored objects of the katalog's CRDs to their storage version whenever status.storedVersions lists another version, then prune storedVersions")
 	fs.Float64Var(&rf.migrationQPS, "storage-migration-qps", rf.migrationQPS, "object writes per second of a storage migration (0: unbounded)")
 	fs.DurationVar(&rf.builtinTimeout, "storage-migration-builtin-timeout", rf.builtinTimeout, "how long a StorageVersionMigration (the cluster's built-in migrator) may take to show progress before Orkestra rewrites the objects itself (0: never use the built-in migrator)")
+	rf.external.register(fs)
+	fs.BoolVar(&rf.external.deny, "deny-external", false, "refuse a katalog that declares external: calls (HTTP calls outside the cluster)")
 	return cmd
 }
 
@@ -201,7 +208,11 @@ func runOperator(ctx context.Context, cfg *rest.Config, plan *engine.Plan, servi
 	if err := applyAdmission(ctx, cfg, mgr, plan, rf.withoutPolicies, log); err != nil {
 		return err
 	}
-	op := operator.New(plan, operator.Options{Log: log.WithName("operator"), SkipControllerNameValidation: rf.skipNameValidation})
+	calls, err := rf.external.client()
+	if err != nil {
+		return err
+	}
+	op := operator.New(plan, operator.Options{Log: log.WithName("operator"), SkipControllerNameValidation: rf.skipNameValidation, External: calls})
 	if err := op.SetupWithManager(mgr); err != nil {
 		return err
 	}

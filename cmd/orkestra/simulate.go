@@ -15,6 +15,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/envassets"
+	"github.com/orkspace/orkestra-cel/operator/external"
 	"github.com/orkspace/orkestra-cel/simulate"
 )
 
@@ -75,7 +76,14 @@ problem as file:line:col with what to fix).`,
 	fs.IntVar(&o.Cycles, "cycles", 0, "reconcile cycles, overriding each spec's cycles (default: the spec's, else 10)")
 	fs.BoolVar(&allowOutside, "allow-outside-paths", false, "let a spec's katalog name files (crdFile, crFiles, imports) outside its directory, as every command that reads a katalog may")
 	fs.StringArrayVar(&skip, "skip", nil, "with DIR/...: skip paths containing this text (repeatable)")
-	fs.Bool("skip-external", false, "accepted for upstream compatibility: this runtime makes no external: calls")
+	var ef externalFlags
+	ef.register(fs)
+	fs.BoolVar(&ef.skip, "skip-external", false, "make no external: call: every call reads as not called (external.<name>.called false), as when its condition does not hold; a spec's skipExternal: true does the same for that spec")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		allow, err := external.ParseAllow(ef.allow)
+		o.External = external.Options{Allow: allow, Skip: ef.skip}
+		return err
+	}
 	return cmd
 }
 
