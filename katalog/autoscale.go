@@ -50,7 +50,7 @@ var (
 func (d *decoder) autoscale(kind string, k, n *yaml.Node, path string) *Autoscale {
 	spec := ResourceKinds[kind]
 	if spec == nil || spec.Open || spec.Fields["replicas"] == nil {
-		d.errorf(k, path, "autoscale: scales a workload's replicas; %s have none (it goes on deployments and statefulSets)", kind)
+		d.errorf(k, path, "autoscale: scales a workload's replicas; %s have none (it goes on deployments, statefulSets and replicaSets)", kind)
 		return nil
 	}
 	o := d.mapping(n, path, autoscaleKeys, nil)

@@ -61,7 +61,7 @@ func TestLiveInputLoadErrors(t *testing.T) {
 		{"external secret named by an expression", "onReconcile:\n  external:\n    - name: a\n      url: 'http://x'\n      auth: {secretRef: {name: '{{ .metadata.name }}'}}\n",
 			[]string{`19:33: [site] operatorBox.onReconcile.external[0].auth.secretRef: secretRef names its Secret with literals (the install grants read access to exactly that Secret)`}},
 		{"autoscale on a kind without replicas", "onReconcile:\n  configMaps:\n    - data: {a: b}\n      autoscale: {max: 3}\n",
-			[]string{`18:15: [site] operatorBox.onReconcile.configMaps[0].autoscale: autoscale: scales a workload's replicas; configMaps have none (it goes on deployments and statefulSets)`}},
+			[]string{`18:15: [site] operatorBox.onReconcile.configMaps[0].autoscale: autoscale: scales a workload's replicas; configMaps have none (it goes on deployments, statefulSets and replicaSets)`}},
 		{"autoscale needs max", "onReconcile:\n  deployments:\n    - image: nginx\n      autoscale:\n        scaleUp: {target: 3, conditions: {when: ['self.spec.replicas > 1']}}\n",
 			[]string{`18:15: [site] operatorBox.onReconcile.deployments[0].autoscale: autoscale needs max: (the most replicas it may set)`}},
 		{"autoscale min not below max", "onReconcile:\n  deployments:\n    - image: nginx\n      autoscale:\n        min: 4\n        max: 4\n        scaleUp: {target: 4, conditions: {when: ['true']}}\n",

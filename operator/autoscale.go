@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/operator/render"
@@ -23,7 +22,7 @@ func (a *applier) autoscale(c *render.Child, live client.Object) string {
 	current := render.DeclaredReplicas(c)
 	var last time.Time
 	if live != nil {
-		current = liveReplicas(live, current)
+		current, _ = render.Replicas(live, current)
 		if t, err := time.Parse(time.RFC3339, live.GetAnnotations()[render.AnnotationLastScale]); err == nil {
 			last = t
 		}
@@ -40,19 +39,4 @@ func (a *applier) autoscale(c *render.Child, live client.Object) string {
 		a.requeueAfter = wait
 	}
 	return note
-}
-
-// liveReplicas is a live workload's replicas (def when it says none).
-func liveReplicas(live client.Object, def int32) int32 {
-	var r *int32
-	switch o := live.(type) {
-	case *appsv1.Deployment:
-		r = o.Spec.Replicas
-	case *appsv1.StatefulSet:
-		r = o.Spec.Replicas
-	}
-	if r == nil {
-		return def
-	}
-	return *r
 }

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/engine"
 )
@@ -63,7 +64,7 @@ func (r *renderer) hpaOwners(res *Result, hooks []string) error {
 				continue
 			}
 			switch {
-			case c.Kind == "deployments" || c.Kind == "statefulSets":
+			case c.Typed != nil && replicasField(c.Typed) != nil:
 				workloads[c.GVK.Kind+"/"+c.Namespace+"/"+c.Name] = c
 			case c.GVK.Group == "autoscaling" && c.GVK.Kind == "HorizontalPodAutoscaler" && c.Object != nil:
 				hpas = append(hpas, c)
@@ -128,17 +129,40 @@ func step(current int32, target, by *int, sign int32) int32 {
 	return current + sign*int32(*by)
 }
 
+// replicasField is a workload's spec.replicas; nil for other objects.
+func replicasField(o client.Object) **int32 {
+	switch w := o.(type) {
+	case *appsv1.Deployment:
+		return &w.Spec.Replicas
+	case *appsv1.StatefulSet:
+		return &w.Spec.Replicas
+	case *appsv1.ReplicaSet:
+		return &w.Spec.Replicas
+	}
+	return nil
+}
+
+// Replicas is a workload object's replicas (def when it says none, as the
+// API server defaults it); ok is false for other objects.
+func Replicas(o client.Object, def int32) (n int32, ok bool) {
+	f := replicasField(o)
+	if f == nil {
+		return 0, false
+	}
+	if *f == nil {
+		return def, true
+	}
+	return **f, true
+}
+
 // SetReplicas makes the child's object declare n replicas; at, when set,
 // records a scale event (AnnotationLastScale).
 func SetReplicas(c *Child, n int32, at time.Time) {
-	switch o := c.Typed.(type) {
-	case *appsv1.Deployment:
-		o.Spec.Replicas = &n
-	case *appsv1.StatefulSet:
-		o.Spec.Replicas = &n
-	default:
+	f := replicasField(c.Typed)
+	if f == nil {
 		return
 	}
+	*f = &n
 	if c.Fields == nil {
 		c.Fields = map[string]any{}
 	}
@@ -159,15 +183,6 @@ func SetReplicas(c *Child, n int32, at time.Time) {
 // DeclaredReplicas is the replicas the child's object declares (1 when it
 // says none, as the API server defaults it).
 func DeclaredReplicas(c *Child) int32 {
-	var r *int32
-	switch o := c.Typed.(type) {
-	case *appsv1.Deployment:
-		r = o.Spec.Replicas
-	case *appsv1.StatefulSet:
-		r = o.Spec.Replicas
-	}
-	if r == nil {
-		return 1
-	}
-	return *r
+	n, _ := Replicas(c.Typed, 1)
+	return n
 }
