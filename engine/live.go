@@ -185,20 +185,27 @@ func observedSchema(ob *katalog.Observation) *structuralschema.Structural {
 // "" without a response), body, error, and json.
 func externalSchemas(calls []*katalog.ExternalCall) (cel, legacy *structuralschema.Structural) {
 	cel, legacy = object(nil), object(nil)
+	var names []string
 	for _, call := range calls {
+		names = append(names, call.Name)
 		body := anyValue()
 		if call.Schema != nil {
 			body = *call.Schema
 		}
 		text := scalar("string")
 		text.ValueValidation = &structuralschema.ValueValidation{MaxLength: &call.MaxBytes}
-		cel.Properties[call.Name] = *object(map[string]structuralschema.Structural{
+		result := object(map[string]structuralschema.Structural{
 			"called": scalar("boolean"), "status": scalar("integer"), "body": text, "error": scalar("string"), "json": body,
 		})
+		// Every result has these (a call not made: false, 0, "", "").
+		result.ValueValidation = &structuralschema.ValueValidation{Required: []string{"called", "status", "body", "error"}}
+		cel.Properties[call.Name] = *result
 		legacy.Properties[call.Name] = *object(map[string]structuralschema.Structural{
 			"called": scalar("string"), "status": scalar("string"), "body": text, "error": scalar("string"), "json": body,
 		})
 	}
+	// Every declared call has a result.
+	cel.ValueValidation = &structuralschema.ValueValidation{Required: names}
 	return cel, legacy
 }
 

@@ -3,6 +3,8 @@ package engine
 import (
 	"sort"
 	"strconv"
+
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // Live holds the values of an entry's live inputs for one evaluation, in
@@ -49,6 +51,10 @@ func (e *Entry) NewLive() *Live {
 // with strategy first, the first of them).
 func (l *Live) SetCross(o *Observation, objs []map[string]any) {
 	as, all := o.Source.As, o.Source.All
+	objs = append([]map[string]any(nil), objs...)
+	for i, obj := range objs {
+		objs[i] = withSpecAndStatus(obj)
+	}
 	sort.SliceStable(objs, func(i, j int) bool { return objectKey(objs[i]) < objectKey(objs[j]) })
 	l.cross, l.crossLegacy = copyMap(l.cross), copyMap(l.crossLegacy)
 	if all {
@@ -88,16 +94,24 @@ func (l *Live) External(name string) map[string]any {
 	return m
 }
 
-// Scope is the scope of one evaluation of the entry's expressions over self
-// (the custom resource as normalize leaves it), with its observed children
-// kids (engine.ChildrenView's shape; nil: none) and live inputs (nil: none
-// read yet).
-func (e *Entry) Scope(self, kids map[string]any, l *Live) *Scope {
-	s := NewScope(self)
-	s.Children = kids
-	s.Vars = map[string]any{ChildrenVar: kids}
-	if l == nil {
-		return s
+// SampleLive builds live inputs from samples, for checking translations
+// (orkestra migrate): for each cross read (its as:) what it found — a list
+// read when lists says so — and each call's result.
+func SampleLive(cross map[string][]map[string]any, lists map[string]bool, external map[string]ExternalResult) *Live {
+	l := &Live{}
+	for as, objs := range cross {
+		l.SetCross(&Observation{Source: &katalog.Observation{As: as, All: lists[as]}}, objs)
+	}
+	for name, r := range external {
+		l.SetExternal(name, r)
+	}
+	return l
+}
+
+// Apply gives s the live inputs: CEL variables and legacy roots.
+func (l *Live) Apply(s *Scope) {
+	if s.Vars == nil {
+		s.Vars = map[string]any{}
 	}
 	if l.cross != nil || l.crossLegacy != nil {
 		s.Vars[CrossVar] = nonNil(l.cross)
@@ -110,7 +124,41 @@ func (e *Entry) Scope(self, kids map[string]any, l *Live) *Scope {
 		}
 		s.Roots[ExternalVar] = l.externalLegacy
 	}
+}
+
+// Scope is the scope of one evaluation of the entry's expressions over self
+// (the custom resource as normalize leaves it), with its observed children
+// kids (engine.ChildrenView's shape; nil: none) and live inputs (nil: none
+// read yet).
+func (e *Entry) Scope(self, kids map[string]any, l *Live) *Scope {
+	s := NewScope(self)
+	s.Children = kids
+	s.Vars = map[string]any{ChildrenVar: kids}
+	if l != nil {
+		l.Apply(s)
+	}
 	return s
+}
+
+// withSpecAndStatus is obj with spec and status, empty where it has none
+// (a shallow copy then): expressions read a found object's spec and status
+// without testing for them, as upstream's templates do.
+func withSpecAndStatus(obj map[string]any) map[string]any {
+	_, spec := obj["spec"].(map[string]any)
+	_, status := obj["status"].(map[string]any)
+	if spec && status {
+		return obj
+	}
+	out := make(map[string]any, len(obj)+2)
+	for k, v := range obj {
+		out[k] = v
+	}
+	for _, k := range []string{"spec", "status"} {
+		if _, ok := out[k].(map[string]any); !ok {
+			out[k] = map[string]any{}
+		}
+	}
+	return out
 }
 
 // legacyCross is an observed object as upstream's templates read it
@@ -125,11 +173,6 @@ func legacyCross(o map[string]any) map[string]any {
 	out["found"] = "true"
 	out["name"], _ = md["name"].(string)
 	out["namespace"], _ = md["namespace"].(string)
-	for _, k := range []string{"spec", "status"} {
-		if _, ok := out[k].(map[string]any); !ok {
-			out[k] = map[string]any{}
-		}
-	}
 	for _, k := range []string{"labels", "annotations"} {
 		if m, ok := md[k].(map[string]any); ok && len(m) > 0 {
 			out[k] = m

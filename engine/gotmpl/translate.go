@@ -90,7 +90,7 @@ func newTranslator(src string, ctx *engine.Context, opts TranslateOptions) (*tra
 	if ctx.Self == nil {
 		return nil, nil, &Untranslatable{Reason: "self has no schema, so nothing is known about the fields' types"}
 	}
-	t := &translator{src: src, root: rootSchema(ctx.Self), opts: opts, random: ctx.AllowRandom, itemRoots: itemRoots(ctx)}
+	t := &translator{src: src, root: rootSchema(ctx.Self), opts: opts, random: ctx.AllowRandom, itemRoots: itemRoots(ctx), live: liveVars(ctx)}
 	for _, v := range ctx.Vars {
 		if v.Name == engine.ChildrenVar {
 			t.children = v.Schema
@@ -114,6 +114,9 @@ type translator struct {
 	// children is the schema of the children variable; nil where the
 	// expression cannot read children.
 	children *structuralschema.Structural
+	// live are the schemas of the live inputs' variables (cross, external)
+	// the expression may read.
+	live map[string]*structuralschema.Structural
 	// noteStack names the notes being inlined.
 	noteStack []string
 }
@@ -132,7 +135,7 @@ func itemRoots(ctx *engine.Context) map[string]engine.Var {
 	}
 	roots := map[string]engine.Var{engine.LegacyItem: each}
 	for _, v := range ctx.Vars {
-		if v.Name != engine.ChildrenVar && v.Name != engine.EachVar {
+		if v.Name != engine.ChildrenVar && v.Name != engine.EachVar && !liveRoots[v.Name] {
 			roots[v.Name] = v
 		}
 	}

@@ -29,6 +29,9 @@ func TranslateStructured(c *katalog.Condition, ctx *engine.Context, opts Transla
 	if c.Field == "children" || strings.HasPrefix(c.Field, "children.") {
 		return childrenCondition(c, ctx)
 	}
+	if root, _, _ := strings.Cut(c.Field, "."); liveRoots[root] && !isTemplate(c.Field) {
+		return liveCondition(c, ctx)
+	}
 	legacySrc, err := ConditionCEL(c)
 	if err != nil {
 		return "", false, &Untranslatable{Reason: err.Error()}

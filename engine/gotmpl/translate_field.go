@@ -46,6 +46,16 @@ func (t *translator) field(segs []string, n parse.Node) val {
 		}
 		st, from = step{s: t.children, expr: "children", path: []string{"children"}}, 1
 	}
+	var found string // a read of a cross read's object: it may have found nothing
+	if liveRoots[segs[0]] {
+		// .cross and .external are the CEL variables cross and external
+		// (translate_live.go).
+		lr := t.liveRead(segs, n)
+		if lr.special != nil {
+			return *lr.special
+		}
+		segs, st, from, found = lr.path, lr.start, lr.from, lr.found
+	}
 	var last step
 	// a variable read without fields is always there
 	always, nullable := true, false
@@ -74,6 +84,9 @@ func (t *translator) field(segs []string, n parse.Node) val {
 		v.parent, v.lastSel = last.expr, sel
 	}
 	v.absent = st.absent
+	if found != "" {
+		v = t.foundOnly(v, found, n)
+	}
 	return v
 }
 

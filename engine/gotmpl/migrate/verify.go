@@ -246,12 +246,16 @@ const itemsPerObject = 4
 // false with the first differing outcomes.
 func (m *migration) comparer(it *Item, seed int64) func(o map[string]any, i int) (a, b outcome, same bool) {
 	views := m.childrenViews(&it.rec.ctx, seed)
+	live := m.liveViews(&it.rec.ctx, seed)
 	fe := m.forEachOf(it)
 	return func(o map[string]any, i int) (outcome, outcome, bool) {
 		s := engine.NewScope(o)
 		if views != nil {
 			v := views[i%len(views)]
 			s.Children, s.Vars = v, map[string]any{engine.ChildrenVar: v}
+		}
+		if live != nil {
+			live[i%len(live)].Apply(s)
 		}
 		scopes := []*engine.Scope{s}
 		if fe != nil {

@@ -1,0 +1,80 @@
+package migrate
+
+import (
+	"strings"
+	"testing"
+)
+
+// Templates and conditions that read cross reads and external results
+// (.cross.<as>…, .external.<name>…, upstream's shapes) translate to the CEL
+// variables cross and external, rewritten where the shapes differ (found,
+// the metadata shortcuts, an external status or called printed as upstream
+// printed them), and are verified on live inputs: nothing read and no call
+// made, then generated reads and results of every kind.
+func TestMigrateLiveInputReads(t *testing.T) {
+	dir := copyDir(t, example)
+	src := webappKatalog("live") + `      operatorBox:
+        cross:
+          - crd: webapp
+            selector: {name: "{{ .spec.environment }}"}
+            as: peer
+          - crd: webapp
+            selector: {labelSelector: "tier=web"}
+            strategy: all
+            as: fleet
+        onReconcile:
+          external:
+            - name: health
+              url: "https://health.example.com/{{ .metadata.name }}"
+              schema:
+                type: object
+                properties:
+                  level: {type: integer}
+          configMaps:
+            - name: "{{ .metadata.name }}-live"
+              data:
+                image: "{{ .cross.peer.spec.image }}"
+                found: "{{ .cross.peer.found }}"
+                peerName: "{{ .cross.peer.name }}"
+                status: "{{ .external.health.status }}"
+                called: "{{ .external.health.called }}"
+                body: "{{ .external.health.body }}"
+                failure: "{{ .external.health.error }}"
+                level: "{{ .external.health.json.level }}"
+                text: "peer {{ .cross.peer.spec.image }} says {{ .external.health.body }}"
+                healthy: "{{ if .external.health.called }}yes{{ end }}"
+              when:
+                - field: external.health.status
+                  equals: "200"
+                - field: cross.peer.found
+                  equals: "true"
+                - field: cross.peer.spec.replicas
+                  greaterThan: "1"
+`
+	res := migrateText(t, dir, src, 20)
+	var b strings.Builder
+	res.WriteReport(&b)
+	if !res.Equivalent() || len(res.Check) > 0 {
+		t.Fatalf("mismatches %v, check %v\n%s", res.Mismatches, res.Check, b.String())
+	}
+	for _, it := range res.Left {
+		if strings.Contains(it.Legacy, ".cross") || strings.Contains(it.Legacy, ".external") || strings.Contains(it.Legacy, "cross.") || strings.Contains(it.Legacy, "external.") {
+			t.Errorf("left legacy: %s: %s", it.Legacy, it.Reason)
+		}
+	}
+	got := string(res.Files[0].Migrated)
+	for _, want := range []string{
+		"(has(cross.peer) ? 'true' : 'false')",
+		"cross.?peer.?metadata.?name",
+		"(external.health.status == 0 ? '' : string(external.health.status))",
+		"string(external.health.called)",
+		"legacy.str(cross, 'peer.spec.replicas')",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("migrated katalog lacks %s:\n%s", want, got)
+		}
+	}
+	if res.Evaluations == 0 {
+		t.Errorf("nothing was verified:\n%s", b.String())
+	}
+}
