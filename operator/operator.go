@@ -498,6 +498,8 @@ type entryController struct {
 	views childViews
 	// readIndex maps the objects cross reads read to their readers.
 	readIndex *readIndex
+	// scopes remembers the REST mapper's scope of each kind (isNamespaced).
+	scopes sync.Map
 	// consecutiveFailures counts the reconciles that failed since the last
 	// one that did not (dependsOn's healthy).
 	consecutiveFailures atomic.Int64

@@ -341,12 +341,19 @@ func (e *entryController) renderOptions(ctx context.Context, hooks []string) ren
 	}
 }
 
+// isNamespaced reports a kind's scope from the REST mapper, remembered once
+// known (a kind's scope never changes; the mapper's lookup is not free).
 func (e *entryController) isNamespaced(gvk schema.GroupVersionKind) (bool, error) {
+	if v, ok := e.scopes.Load(gvk); ok {
+		return v.(bool), nil
+	}
 	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return false, err
 	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+	namespaced := m.Scope.Name() == meta.RESTScopeNameNamespace
+	e.scopes.Store(gvk, namespaced)
+	return namespaced, nil
 }
 
 // recordJobs records the Jobs created by this reconcile on the custom
