@@ -257,6 +257,7 @@ func (a *applier) apply(c *render.Child) error {
 	}
 	cached := live
 	live = cached.DeepCopyObject().(client.Object)
+	keepReplicas(c, live)
 	scaled := a.autoscale(c, live)
 	d, err := render.Diff(c, live)
 	if err != nil {
@@ -268,8 +269,13 @@ func (a *applier) apply(c *render.Child) error {
 	if d.Recreate {
 		return a.recreate(c, live, d)
 	}
+	n := len(a.changes)
 	if err := a.correct(c, d); err != nil || scaled == "" {
 		return err
+	}
+	if len(a.changes) > n && len(d.Fields) == 2 && d.Fields[0] == "annotations" && d.Fields[1] == "replicas" {
+		// The scale event is the whole change (the count and its time).
+		a.changes = a.changes[:n]
 	}
 	a.change("Scaled", "%s", scaled)
 	return nil

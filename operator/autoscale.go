@@ -9,6 +9,18 @@ import (
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
+// keepReplicas makes a workload child the katalog's HorizontalPodAutoscaler
+// scales declare the replicas it has: an apply then neither changes them
+// nor drops them (a field the apply stops sending would be removed).
+func keepReplicas(c *render.Child, live client.Object) {
+	if c.ReplicasOwner == "" {
+		return
+	}
+	if n, ok := render.Replicas(live, 1); ok {
+		render.SetReplicas(c, n, time.Time{})
+	}
+}
+
 // autoscale sets an autoscaled workload child's replicas for this
 // reconcile (render.ScaleTo) from its live object (nil: it is to be
 // created, from its declared replicas): a scale event stamps the time on

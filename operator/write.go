@@ -149,10 +149,6 @@ func (a *applier) initialStatus(c *render.Child, created *unstructured.Unstructu
 // its resourceVersion.
 func (a *applier) correct(c *render.Child, d render.Drift) error {
 	obj := a.desired(c)
-	if c.ReplicasOwner != "" {
-		// The HorizontalPodAutoscaler's: not sent, so not owned.
-		unstructured.RemoveNestedField(obj.Object, "spec", "replicas")
-	}
 	if err := a.serverApply(obj); err != nil {
 		return fmt.Errorf("applying %s: %w", strings.Join(d.Fields, ", "), err)
 	}

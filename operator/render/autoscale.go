@@ -81,8 +81,9 @@ func (r *renderer) hpaOwners(res *Result, hooks []string) error {
 		if w.Resource.Autoscale != nil {
 			return r.errorf(w.describe(), fmt.Errorf("declares autoscale:, and %s (%s) scales it too: two owners of its replicas would undo each other's changes; keep one", hpa, hpa.describe()))
 		}
+		// Created with its declared replicas; afterwards the HPA's (the
+		// operator keeps what the workload has).
 		w.ReplicasOwner = hpa.String()
-		delete(w.Fields, "replicas")
 	}
 	return nil
 }
