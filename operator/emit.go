@@ -17,9 +17,9 @@ const ReasonEmitEventFailed = "EmitEventFailed"
 // emitEvents records the entry's declared events (operatorBox.emit.events)
 // on cr after a reconcile that succeeded or failed, through the recorder
 // the runtime's own events go through (the same aggregation and rate
-// limits). kids are the children the reconcile read (nil when it failed
-// before reading them).
-func (e *entryController) emitEvents(cr *unstructured.Unstructured, kids map[string]any, succeeded bool) {
+// limits). kids are the children the reconcile read and live its live
+// inputs (nil when it failed before reading them).
+func (e *entryController) emitEvents(cr *unstructured.Unstructured, kids map[string]any, live *engine.Live, succeeded bool) {
 	if len(e.entry.Events) == 0 {
 		return
 	}
@@ -28,8 +28,7 @@ func (e *entryController) emitEvents(cr *unstructured.Unstructured, kids map[str
 		e.emitFailed(cr, "operatorBox.emit.events", err)
 		return
 	}
-	s := engine.NewScope(self)
-	s.Children, s.Vars = kids, map[string]any{engine.ChildrenVar: kids}
+	s := e.entry.Scope(self, kids, live)
 	for _, ev := range e.entry.Events {
 		src := ev.Source
 		if succeeded && !src.OnSuccess || !succeeded && !src.OnFailure {

@@ -142,3 +142,27 @@ emit:
 	}
 	readyIs(t, h.ns, "w", "True", ReasonSucceeded)
 }
+
+// A declared event reads the reconcile's live inputs as the rest of the
+// entry does: here the widget its cross read found.
+func TestEmitEventReadsCross(t *testing.T) {
+	h := startOperator(t, widgetPlan(t, `
+cross:
+  - crd: widget
+    selector:
+      name: "${self.spec.?message.orValue('')}"
+    as: peer
+emit:
+  events:
+    peer:
+      reason: PeerSeen
+      message: "${has(cross.peer) ? 'peer image ' + cross.peer.spec.image : 'no peer'}"
+`))
+	create(t, widget(h.ns, "p", map[string]any{"image": "nginx:1"}))
+	create(t, widget(h.ns, "r", map[string]any{"message": "p"}))
+	eventWith(t, h.ns, "PeerSeen", "peer image nginx:1")
+	eventWith(t, h.ns, "PeerSeen", "no peer")
+	if evs := eventsOf(t, h.ns, ReasonEmitEventFailed); len(evs) != 0 {
+		t.Errorf("EmitEventFailed: %s", evs[0].Note)
+	}
+}

@@ -103,17 +103,19 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	// The declared events follow the reconcile's outcome: a failure, or
 	// success (set at the end); a reconcile held back is neither.
 	var kids map[string]any
+	var live *engine.Live
 	succeeded := false
 	defer func() {
 		if err != nil || succeeded {
-			e.emitEvents(cr, kids, succeeded)
+			e.emitEvents(cr, kids, live, succeeded)
 		}
 	}()
 	kids, err = e.observedChildren(ctx, cr)
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
-	live, failedCalls, err := e.live(ctx, cr, kids, render.ApplyHooks)
+	var failedCalls []string
+	live, failedCalls, err = e.live(ctx, cr, kids, render.ApplyHooks)
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, reasonOf(err, ReasonRenderFailed), err)
 	}
