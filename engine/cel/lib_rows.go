@@ -134,7 +134,8 @@ func traversal(grow float64) checker.FunctionEstimator {
 // unstructured data of an object as it is) and returns a native value of
 // the result type, or an error (the call's error). A string, list or map
 // result is at most grow bytes per byte of its arguments plus extra, an
-// object argument counting as a status field's size.
+// object argument counting as a status field's size, and at least that
+// size when it reads an object.
 func NativeFunction(name string, args []*cel.Type, result *cel.Type, grow float64, extra uint64, fn func(args []any) (any, error)) Overload {
 	id := name
 	for _, a := range args {
@@ -155,8 +156,10 @@ func NativeFunction(name string, args []*cel.Type, result *cel.Type, grow float6
 		Estimate: func(est checker.CostEstimator, _ *checker.AstNode, argNodes []checker.AstNode) *checker.CallEstimate {
 			cost := checker.FixedCostEstimate(1)
 			var in checker.SizeEstimate
+			objects := false
 			for i, a := range argNodes {
 				if i < len(args) && args[i] == cel.DynType {
+					objects = true
 					// an object: a few of its fields are read, and what it
 					// gives back is at most a status field's size
 					cost = cost.Add(checker.FixedCostEstimate(10))
@@ -170,6 +173,10 @@ func NativeFunction(name string, args []*cel.Type, result *cel.Type, grow float6
 			size := checker.FixedSizeEstimate(1)
 			if result != cel.BoolType && result != cel.IntType && result != cel.DoubleType {
 				size = checker.SizeEstimate{Min: 0, Max: uint64(math.Min(float64(in.Max)*grow+float64(extra), math.MaxUint64/2))}
+				if objects {
+					// a value read from an object is at most its size
+					size.Max = max(size.Max, uint64(maxRequestSize))
+				}
 			}
 			return &checker.CallEstimate{CostEstimate: cost, ResultSize: &size}
 		},

@@ -373,3 +373,22 @@ func TestCatalogClockTimers(t *testing.T) {
 		}
 	}
 }
+
+// A string a counterpart reads from an object is estimated at the object's
+// size (an annotation or a condition message can be large), so work over it
+// is counted; over a bounded string it stays cheap.
+func TestCatalogCELCost(t *testing.T) {
+	trSetup(t)
+	self := schemaOf(t, upstreamSchema)
+	for src, ok := range map[string]bool{
+		"${slugify(self.spec.name)}":                                          true,
+		"${getLabel(self.spec.child, 'app') == 'web'}":                        true,
+		"${getAnnotation(self.spec.child, 'list').split(',').size()}":         false,
+		"${conditionMessage(self.spec.child, 'Ready').split(' ').size() > 1}": false,
+	} {
+		_, diags := trCEL.CompileValue(src, &engine.Context{Field: "x", Pos: testPos, Self: self, CostLimit: 100})
+		if diags.HasErrors() == ok || !ok && !strings.Contains(diags.Error(), "estimated cost") {
+			t.Errorf("%s: %v", src, diags)
+		}
+	}
+}
