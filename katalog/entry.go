@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize", "endpoints"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize", "endpoints", "crossAccess"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -29,6 +29,9 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	o := d.mapping(body, "", keys, unimplementedEntry)
 	if o.has("enabled") {
 		e.Enabled = d.boolean(o["enabled"].value, "enabled")
+	}
+	if o.has("crossAccess") {
+		e.DeniesCross = !d.boolean(o["crossAccess"].value, "crossAccess")
 	}
 	if o.has("namespaced") {
 		ns := d.boolean(o["namespaced"].value, "namespaced")

@@ -91,7 +91,8 @@ func entrySchema(listForm bool) map[string]any {
 				"types": map[string]any{"type": "object", "additionalProperties": enumOf(normalizeTypes)}}, false)),
 		"endpoints": desc("Routes of the runtime's HTTP API for this entry (default: all served); enabled: false turns them all off.",
 			obj(endpointKeys, map[string]any{"enabled": boolean(), "health": boolean(), "info": boolean(), "validation": boolean()}, false)),
-		"admission": obj(admissionKeys, map[string]any{"validation": validationSchema(), "mutation": mutationSchema(), "conversion": conversionSchema()}, false),
+		"crossAccess": desc("false: cross reads of this entry's custom resources (by any entry) read nothing, as if none existed.", boolean()),
+		"admission":   obj(admissionKeys, map[string]any{"validation": validationSchema(), "mutation": mutationSchema(), "conversion": conversionSchema()}, false),
 	}, false)
 	if listForm {
 		s["required"] = []string{"name"}

@@ -96,3 +96,31 @@ func TestLiveInputLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+// crossAccess: false on an entry (upstream: examples/advanced/
+// 19-endpoint-control/03-fully-dark) makes cross reads of its custom
+// resources read nothing; each such read is marked and warned about. Set
+// katalog-wide, it is an error naming the entry-level key.
+func TestCrossAccessDenied(t *testing.T) {
+	body := header + strings.Replace(entry, "      crdFile:", "      crossAccess: false\n      crdFile:", 1) +
+		"      operatorBox:\n        cross:\n          - crd: site\n            as: peer\n"
+	p := writeKatalog(t, body)
+	k, diags := Load(p)
+	var got []string
+	for _, d := range diags {
+		got = append(got, strings.ReplaceAll(d.Error(), p+":", ""))
+	}
+	want := `17:18: warning: [site] operatorBox.cross[0]: entry "site" has crossAccess: false, so cross.peer always reads as not found (legacy .cross.peer.found "false"), as upstream; remove the read, or crossAccess: false from "site"`
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+	if e := k.Entry("site"); !e.DeniesCross || !e.Box.Observations[0].Denied {
+		t.Errorf("DeniesCross %v, Denied %v; want both", e.DeniesCross, e.Box.Observations[0].Denied)
+	}
+
+	p = writeKatalog(t, strings.Replace(header, "spec:\n", "spec:\n  crossAccess: false\n", 1)+entry)
+	_, diags = Load(p)
+	if len(diags) != 1 || !strings.Contains(diags[0].Error(), "spec.crossAccess") || !strings.Contains(diags[0].Error(), "crossAccess is set per entry here") {
+		t.Errorf("katalog-wide crossAccess: %v", diags)
+	}
+}

@@ -62,6 +62,9 @@ type Observation struct {
 	CRD      *CRD
 	Typed    bool
 	Resolved bool
+	// Denied: the observed kind is an entry's with crossAccess: false, so
+	// this cross read reads nothing (nothing is watched for it either).
+	Denied bool
 }
 
 // Exposed reports an observation its entry's expressions read (cross).
@@ -271,6 +274,7 @@ func (l *loader) resolveObservations(pool []*CRD, fetched map[schema.GroupKind]*
 		seen := map[string]*Observation{}
 		for _, ob := range e.Box.Observations {
 			d.resolveObservation(ob, pool, fetched)
+			d.denyCross(ob)
 			if !ob.Exposed() {
 				continue
 			}
@@ -317,6 +321,22 @@ func (d *decoder) resolveObservation(ob *Observation, pool []*CRD, fetched map[s
 		return
 	}
 	ob.CRD, ob.Plural, ob.Typed, ob.Resolved = crd, crd.Object.Spec.Names.Plural, crd.Typed(), true
+}
+
+// denyCross marks a cross read of an entry with crossAccess: false: it
+// reads nothing, as upstream's (examples/advanced/19-endpoint-control/
+// 03-fully-dark: the read "resolves to empty"), and a warning says so.
+func (d *decoder) denyCross(ob *Observation) {
+	if !ob.Exposed() || !ob.Resolved {
+		return
+	}
+	for _, e := range d.loader.k.CRDs {
+		if e.DeniesCross && e.CRD != nil && e.GVK().GroupKind() == ob.GVK.GroupKind() {
+			ob.Denied = true
+			d.warnAt(ob.TargetPos, ob.Field, "entry %q has crossAccess: false, so cross.%s always reads as not found (legacy .cross.%s.found \"false\"), as upstream; remove the read, or crossAccess: false from %q", e.Name, ob.As, ob.As, e.Name)
+			return
+		}
+	}
 }
 
 // observedCRD finds the CRD of at: a katalog entry's, a --crd manifest, the

@@ -91,8 +91,11 @@ type CRDEntry struct {
 	Description string
 	// Enabled is false when the entry says `enabled: false`; such entries load
 	// but the operator starts nothing for them.
-	Enabled  bool
-	APITypes APITypes
+	Enabled bool
+	// DeniesCross is crossAccess: false: cross reads of this entry's custom
+	// resources read nothing (upstream's inbound-read switch).
+	DeniesCross bool
+	APITypes    APITypes
 	// CRDFile is the crdFile path, resolved against the katalog's directory.
 	CRDFile    string
 	CRDFilePos Pos

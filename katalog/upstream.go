@@ -31,7 +31,7 @@ var upstreamKeys = map[string]upstreamKey{
 	"konfig":                   {warn: true, why: "upstream's runtime environment settings; use orkestra's command-line flags"},
 	"lifecycle":                {warn: true, why: "pattern maturity metadata for upstream's registry"},
 	"policy":                   {warn: true, why: "upstream's registry import policy; this runtime imports local files only"},
-	"crossAccess":              {warn: true, why: "who may read this entry through cross:, which this runtime does not implement"},
+	"crossAccess":              {why: "crossAccess is set per entry here: crossAccess: false on an entry makes cross reads of its custom resources read nothing; move it to the entries it is meant for"},
 	"katalogName":              {warn: true, why: "upstream's runtime bookkeeping"},
 	"katalogNamespace":         {warn: true, why: "upstream's runtime bookkeeping"},
 	"leaderElection":           {warn: true, why: "this runtime elects a leader per process (orkestra run --leader-elect)"},

@@ -82,6 +82,11 @@ func (e *entryController) readCross(ctx context.Context, cr *unstructured.Unstru
 		if !o.Source.Exposed() {
 			continue
 		}
+		if o.Source.Denied {
+			// crossAccess: false on the entry read: nothing is read.
+			live.SetCross(o, nil)
+			continue
+		}
 		r, objs, err := e.crossRead(ctx, cr, o, scope)
 		if r != nil {
 			reads = append(reads, *r)

@@ -251,6 +251,9 @@ func (e *entryController) watchKeys(ctx context.Context, o *katalog.Observation,
 func observedKinds(e *engine.Entry) (order []schema.GroupVersionKind, by map[schema.GroupVersionKind][]*engine.Observation) {
 	by = map[schema.GroupVersionKind][]*engine.Observation{}
 	for _, o := range e.Observations {
+		if o.Source.Denied {
+			continue // read as nothing: no change of it matters
+		}
 		if _, ok := by[o.GVK]; !ok {
 			order = append(order, o.GVK)
 		}

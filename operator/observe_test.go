@@ -104,6 +104,28 @@ func TestCrossReadFollowsTheOtherResource(t *testing.T) {
 	eventWith(t, ns, ReasonCrossReadFailed, "more than maxMatches (3)")
 }
 
+// crossAccess: false on the entry read (upstream: examples/advanced/
+// 19-endpoint-control/03-fully-dark): its cross reads read nothing — the
+// peer that exists is not found, the team is empty, and no maxMatches
+// bound is reached.
+func TestCrossReadOfADenyingEntryReadsNothing(t *testing.T) {
+	h := startOperator(t, widgetPlanWith(t, "      crossAccess: false\n", crossBox))
+	ns := h.ns
+	create(t, widget(ns, "p1", map[string]any{"image": "nginx:1"}))
+	for _, m := range []string{"m1", "m2", "m3", "m4"} {
+		u := widget(ns, m, map[string]any{"image": "x"})
+		u.SetLabels(map[string]string{"team": "blue"})
+		create(t, u)
+	}
+	u := widget(ns, "c1", map[string]any{"message": "p1", "channel": "blue"})
+	create(t, u)
+	converged(t, ns, "c1")
+	st, _ := getWidget(t, ns, "c1").Object["status"].(map[string]any)
+	if st["phase"] != "alone" || fmt.Sprint(st["replicas"]) != "0" || st["endpoint"] != nil && st["endpoint"] != "" {
+		t.Errorf("status %v: want phase alone, replicas 0, no endpoint (nothing read)", st)
+	}
+}
+
 // A watch (upstream: pkg/runtime/informer/fixture/watch, pkg/runtime/
 // kordinator/watch_informer.go): a change to an object the entry neither
 // owns nor reads reconciles the custom resource upstream's mapping names —
