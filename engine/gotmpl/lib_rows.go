@@ -94,7 +94,6 @@ func celTypeOf(k vkind) *cel.Type {
 var (
 	argString   = []vkind{vString}
 	argStrings2 = []vkind{vString, vString}
-	argObject   = []vkind{vMap}
 	argObjKey   = []vkind{vMap, vString}
 )
 

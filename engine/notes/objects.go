@@ -104,10 +104,6 @@ func HasCondition(obj any, typ string) bool       { return str(condition(obj, ty
 func ConditionReason(obj any, typ string) string  { return str(condition(obj, typ), "reason") }
 func ConditionMessage(obj any, typ string) string { return str(condition(obj, typ), "message") }
 
-// ConditionStatus is the status of a condition of that type ("True",
-// "False", "Unknown"), "" when none.
-func ConditionStatus(obj any, typ string) string { return str(condition(obj, typ), "status") }
-
 // GetStatus is a scalar status field as a string (numbers and booleans
 // printed), "" when absent, null or a map or list.
 func GetStatus(obj any, key string) string {
