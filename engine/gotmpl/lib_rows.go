@@ -55,6 +55,12 @@ func noteFunction(name string, fn any, args []vkind, grow float64, doc string) *
 			}
 			out := val{kind: result, expr: name + "(" + strings.Join(parts, ", ") + ")", prec: precPrimary, failsOther: fails}
 			if guard != "" {
+				for i, k := range args {
+					if a := x.args[i]; k != vMap && (len(a.fails) > 0 || a.failsOther || a.opt != nil) {
+						// the legacy engine evaluated it even without the object
+						t.failf(x.node(i), "%s: this argument can fail where the object is missing, which has no exact CEL form here", name)
+					}
+				}
 				out.expr, out.prec = guard+".hasValue() ? "+out.expr+" : "+zero, precTernary
 			}
 			return out

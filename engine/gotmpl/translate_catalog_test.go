@@ -51,6 +51,8 @@ func TestTranslateCatalogFunctions(t *testing.T) {
 		{"repeat", `{{ repeat .spec.environment 2 }}`, toString, `${repeat(self.spec.environment, 2).trim()}`, ""},
 		{"truncate", `{{ truncate .spec.environment 5 }}`, toString, `${truncate(self.spec.environment, 5).trim()}`, ""},
 		{"a child", `{{ getLabel .children.deployment "app" }}`, toString, "", "children"},
+		{"an object that may be missing", `{{ hasLabel .spec.labels "x" }}`, toBool, `${self.spec.?labels.hasValue() ? hasLabel(self.spec.?labels.value(), 'x') : false}`, ""},
+		{"a key that may fail without the object", `{{ hasLabel .spec.labels .spec.environment }}`, toBool, "", "can fail where the object is missing"},
 		{"toList", `{{ toList .spec.environment }}`, toString, "", "prints a list as Go does"},
 		{"asString", `{{ asString .spec.config }}`, toString, "", "depends on the shape of the data"},
 		{"labels", `{{ labels . }}`, toString, "", "typed by its schema"},
