@@ -62,6 +62,9 @@ type Observation struct {
 	CRD      *CRD
 	Typed    bool
 	Resolved bool
+	// sourceKey is upstream's source: (a read through another process's
+	// HTTP API), checked once the target is resolved.
+	sourceKey *yaml.Node
 	// Denied: the observed kind is an entry's with crossAccess: false, so
 	// this cross read reads nothing (nothing is watched for it either).
 	Denied bool
@@ -101,8 +104,11 @@ var (
 func (d *decoder) cross(box *OperatorBox, n *yaml.Node, path string) {
 	for i, item := range d.list(n, path) {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
-		o := d.mapping(item, ipath, crossKeys, []string{"source"})
+		o := d.mapping(item, ipath, append(crossKeys[:len(crossKeys):len(crossKeys)], "source"), nil)
 		ob := &Observation{Pos: d.pos(resolve(item)), Field: ipath, MaxMatches: DefaultMaxMatches}
+		if f, ok := o["source"]; ok {
+			ob.sourceKey = f.key
+		}
 		d.target(ob, o, ipath, true)
 		if f, ok := o["selector"]; ok {
 			so := d.mapping(f.value, ipath+".selector", crossSelectorKeys, nil)
@@ -288,6 +294,16 @@ func (l *loader) resolveObservations(pool []*CRD, fetched map[schema.GroupKind]*
 
 func (d *decoder) resolveObservation(ob *Observation, pool []*CRD, fetched map[schema.GroupKind]*CRD) {
 	k := d.loader.k
+	if ob.sourceKey != nil {
+		if ob.Entry != "" && k.Entry(ob.Entry) != nil {
+			// Upstream reads a sibling in the same binary from its
+			// informer and falls back to source only without one
+			// (pkg/reconciler/run_template_reconcile.go, readCross).
+			d.warnf(ob.sourceKey, ob.Field+".source", "source: is not used: %q is an entry of this katalog, read from this operator's informer as upstream reads a sibling in the same binary; remove source:", ob.Entry)
+		} else {
+			d.upstream(ob.sourceKey, nil, ob.Field+".source", "source")
+		}
+	}
 	if ob.Entry != "" {
 		other := k.Entry(ob.Entry)
 		switch {
