@@ -97,27 +97,12 @@ func resolve(n *yaml.Node) *yaml.Node {
 // upstream reports an upstream key this runtime does not implement; v is
 // its value.
 func (d *decoder) upstream(k, v *yaml.Node, field, name string) {
-	if name == "forceConflict" {
-		d.forceConflict(k, v, field)
-		return
-	}
 	warn, msg := upstreamMessage(name)
 	if warn {
 		d.warnf(k, field, "%q %s", name, msg)
 	} else {
 		d.errorf(k, field, "%q %s", name, msg)
 	}
-}
-
-// forceConflict: children are applied with force, upstream's default
-// (pkg/resources/shared.ResolveForceConflict); `false` (fail on a field
-// another manager set) would change what reaches the cluster.
-func (d *decoder) forceConflict(k, v *yaml.Node, field string) {
-	if n := resolve(v); n != nil && n.Kind == yaml.ScalarNode && n.Value == "false" {
-		d.errorf(k, field, "forceConflict: false (server-side apply without force, failing when another field manager owns a field) is not supported by this runtime, which applies children with force as upstream does by default; remove the key")
-		return
-	}
-	d.warnf(k, field, "%q is part of the original katalog format and changes nothing in this runtime (children are applied with force, upstream's default); it is ignored", "forceConflict")
 }
 
 // field is one key of a mapping.

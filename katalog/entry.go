@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize", "endpoints", "crossAccess"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize", "forceConflict", "endpoints", "crossAccess"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -38,6 +38,10 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		e.Namespaced = &ns
 	}
 	e.Description = d.str(o["description"].value, "description")
+	if f, ok := o["forceConflict"]; ok {
+		fc := d.boolean(f.value, "forceConflict")
+		e.ForceConflict = &fc
+	}
 	d.settings(e, o, "")
 	d.namespaceRules(e, o)
 	if f, ok := o["dependsOn"]; ok {

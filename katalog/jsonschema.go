@@ -176,9 +176,10 @@ func autoscaleSchema() map[string]any {
 func kindSchema(k *KindSpec) map[string]any {
 	keys := append(k.FieldNames(), ControlKeys...)
 	props := map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when"), "once": boolean(), "rotateAfter": str(),
-		"reconcile": desc("true: drift-corrected on every reconcile (the default under onReconcile); false: created once, never updated (the default under onCreate).", boolean()),
-		"prune":     desc(pruneDoc, boolean()),
-		"forEach":   forEachSchema()}
+		"reconcile":     desc("true: drift-corrected on every reconcile (the default under onReconcile); false: created once, never updated (the default under onCreate).", boolean()),
+		"prune":         desc(pruneDoc, boolean()),
+		"forEach":       forEachSchema(),
+		"forceConflict": desc("false: apply this child without force (a field another manager owns fails the apply); default: the entry's forceConflict, else true.", boolean())}
 	if k.Fields["replicas"] != nil && !k.Open {
 		keys = append(keys, "autoscale")
 		props["autoscale"] = desc("Replicas computed on every reconcile from conditions, between min and max.", autoscaleSchema())

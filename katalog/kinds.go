@@ -59,7 +59,7 @@ func (k *KindSpec) FieldNames() []string {
 
 // Control keys of a resource declaration: they steer the reconciler and are
 // not fields of the object.
-var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "prune", "once", "rotateAfter", "forEach"}
+var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "prune", "once", "rotateAfter", "forEach", "forceConflict"}
 
 // Keys the original resource declarations define that this runtime does not
 // implement (upstream.go says how each is reported).

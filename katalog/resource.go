@@ -46,6 +46,9 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			r.ForEach = d.forEach(v, fpath)
 		case "autoscale":
 			r.Autoscale = d.autoscale(kind, k, v, fpath)
+		case "forceConflict":
+			fc := d.boolean(v, fpath)
+			r.ForceConflict = &fc
 		case "rotateAfter":
 			r.RotateAfterPos = d.pos(v)
 			if s := d.str(v, fpath); isExpression(s) {

@@ -129,6 +129,10 @@ type CRDEntry struct {
 	// Box is operatorBox (or the older reconciler:); nil when absent.
 	Box        *OperatorBox
 	Conversion *Conversion
+	// ForceConflict is the entry's forceConflict: whether its children's
+	// server-side applies take over fields another manager owns; nil:
+	// true, upstream's default.
+	ForceConflict *bool
 	// Admission holds the entry's validation and mutation rules; nil when
 	// it declares none.
 	Admission *Admission
@@ -327,6 +331,10 @@ type Resource struct {
 	RotateAfter time.Duration
 	// RotateAfterPos points at rotateAfter when set.
 	RotateAfterPos Pos
+	// ForceConflict is the declaration's forceConflict (upstream v0.7.17):
+	// whether its server-side applies take over fields another manager
+	// owns; nil: the entry's.
+	ForceConflict *bool
 	// ForEach makes the declaration one child per item of a list (or entry
 	// of a map) field of the custom resource — with several iterators, per
 	// combination of their items; nil for a single child.

@@ -79,12 +79,8 @@ func TestUpstreamKeysReported(t *testing.T) {
 			`katalog.yaml:13:11: [site] operatorBox.onCreate.daemonSets: "daemonSets" is part of the original katalog format but not supported by this runtime: upstream declares this kind in its hook blocks but never creates it; declare the object under custom: with its apiVersion and kind`},
 		{"a cluster-scoped kind takes no namespace", entrySpec("      operatorBox:\n        onCreate:\n          namespaces:\n            - name: x\n              namespace: y\n"),
 			`katalog.yaml:15:15: [site] operatorBox.onCreate.namespaces[0].namespace: unknown field "namespace" for namespaces`},
-		// Children are applied with force, upstream's default
-		// (orkspace/orkestra pkg/resources/shared.ResolveForceConflict).
-		{"forceConflict: true is a warning", entrySpec("      forceConflict: true\n"),
-			`katalog.yaml:11:7: warning: [site] forceConflict: "forceConflict" is part of the original katalog format and changes nothing in this runtime (children are applied with force, upstream's default); it is ignored`},
-		{"forceConflict: false is an error", entrySpec("      forceConflict: false\n"),
-			`katalog.yaml:11:7: [site] forceConflict: forceConflict: false (server-side apply without force, failing when another field manager owns a field) is not supported by this runtime, which applies children with force as upstream does by default; remove the key`},
+		{"forceConflict takes a boolean", entrySpec("      forceConflict: maybe\n"),
+			`katalog.yaml:11:22: [site] forceConflict:`},
 		{"conversion.updateCRD is a warning", entrySpec("      conversion:\n        updateCRD: true\n"),
 			`katalog.yaml:12:9: warning: [site] conversion.updateCRD: "updateCRD" is part of the original katalog format and changes nothing in this runtime (this runtime injects the CA bundle`},
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/operator/render"
 )
 
@@ -62,11 +63,27 @@ func dropNulls(v any) {
 	}
 }
 
-// serverApply applies obj as Orkestra's field manager, forcing ownership of
-// fields another manager set (upstream's forceConflict default); obj then
-// holds the object the API server returned.
-func (a *applier) serverApply(obj *unstructured.Unstructured) error {
-	return a.e.client.Apply(a.ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership)
+// serverApply applies the child's object obj as Orkestra's field manager,
+// forcing ownership of fields another manager set unless the declaration
+// (else the entry) says forceConflict: false (upstream's
+// pkg/resources/shared.ResolveForceConflict: resource, then CRD, then
+// true); obj then holds the object the API server returned.
+func (a *applier) serverApply(c *render.Child, obj *unstructured.Unstructured) error {
+	opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
+	if forceConflict(c, a.e.entry) {
+		opts = append(opts, client.ForceOwnership)
+	}
+	return a.e.client.Apply(a.ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)
+}
+
+func forceConflict(c *render.Child, e *engine.Entry) bool {
+	if c.Resource != nil && c.Resource.Source.ForceConflict != nil {
+		return *c.Resource.Source.ForceConflict
+	}
+	if fc := e.Source.ForceConflict; fc != nil {
+		return *fc
+	}
+	return true
 }
 
 // create brings an absent child into existence.
@@ -89,7 +106,7 @@ func (a *applier) applyNew(c *render.Child) (*unstructured.Unstructured, error) 
 		return nil, err
 	}
 	obj := a.desired(c)
-	if err := a.serverApply(obj); err != nil {
+	if err := a.serverApply(c, obj); err != nil {
 		return nil, fmt.Errorf("creating: %w", err)
 	}
 	if c.Kind == "jobs" {
@@ -149,7 +166,7 @@ func (a *applier) initialStatus(c *render.Child, created *unstructured.Unstructu
 // its resourceVersion.
 func (a *applier) correct(c *render.Child, d render.Drift) error {
 	obj := a.desired(c)
-	if err := a.serverApply(obj); err != nil {
+	if err := a.serverApply(c, obj); err != nil {
 		return fmt.Errorf("applying %s: %w", strings.Join(d.Fields, ", "), err)
 	}
 	a.change("Updated", "updated %s: %s drifted", c, strings.Join(d.Fields, ", "))
@@ -249,7 +266,7 @@ func (a *applier) rotate(c *render.Child, live client.Object) error {
 		a.scheduleRotation(c, generated)
 		return nil
 	}
-	if err := a.serverApply(a.desired(c)); err != nil {
+	if err := a.serverApply(c, a.desired(c)); err != nil {
 		return fmt.Errorf("rotating: %w", err)
 	}
 	a.change("Rotated", "rotated %s: older than rotateAfter %s", c, ra)
