@@ -125,6 +125,7 @@ func (c *compiler) box(sc compileScope, e *Entry, finalizers []string) {
 	if g := box.Gates; g != nil {
 		e.Gate = c.conditions(sc, g.ReconcileWhen, g.ReconcileOr, "operatorBox.preReconcile")
 		e.EnqueueGate = c.conditions(sc, g.EnqueueWhen, g.EnqueueOr, "operatorBox.preReconcile.enqueueGate")
+		e.GateFail, e.EnqueueGateFail = g.ReconcileFail, g.EnqueueFail
 	}
 	if cl := box.Cleanup; cl != nil {
 		if cond := c.conditions(sc, cl.When, cl.Or, "operatorBox.runtime.cleanup"); cond != nil {

@@ -63,6 +63,9 @@ type Entry struct {
 	// reconcile gate); EnqueueGate keeps custom resources out of the work
 	// queue (its enqueue gate). nil: no gate.
 	Gate, EnqueueGate Condition
+	// GateFail and EnqueueGateFail are the gates' failPolicy
+	// (katalog.FailOpen, FailClosed, "" when not given).
+	GateFail, EnqueueGateFail string
 	// Cleanup deletes the custom resource once its condition has held for
 	// a while (operatorBox.runtime.cleanup); nil: never.
 	Cleanup *Cleanup

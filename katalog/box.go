@@ -13,7 +13,7 @@ var (
 	// Keys of operatorBox.reconciler (upstream's reconciler settings block;
 	// its newest layout also nests the hooks and motif imports there).
 	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "profile", "onCreate", "onReconcile", "onDelete", "imports"}
-	unimplementedReconciler = []string{"hooks", "constructor", "requeue", "include"}
+	unimplementedReconciler = []string{"hooks", "constructor", "requeue", "include", "remote"}
 )
 
 // operatorBox decodes operatorBox (or the older entry-level reconciler:).

@@ -2,6 +2,7 @@ package katalog
 
 import (
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -80,5 +81,66 @@ func (k *Katalog) ApplyDeprecations(crd *CRD, spec *apiextensionsv1.CustomResour
 	for i := range spec.Versions {
 		v := &spec.Versions[i]
 		v.Deprecated, v.DeprecationWarning = k.Deprecation(crd, v.Name)
+	}
+}
+
+// Keys of an entry's lifecycle: (upstream v0.7.16/v0.7.18).
+var (
+	lifecycleKeys   = []string{"maturity", "deprecation", "compatibility"}
+	deprecationKeys = []string{"message", "migratedTo", "timeline", "accept"}
+	maturities      = []string{"alpha", "beta", "stable", "deprecated"}
+)
+
+// lifecycle decodes an entry's lifecycle: into the deprecation the entry's
+// deprecated/deprecationWarning keys declare: maturity: deprecated, or a
+// deprecation block, marks the entry's version deprecated, with
+// deprecation.message as its warning. The rest is upstream's registry
+// bookkeeping, which reaches no cluster here.
+func (d *decoder) lifecycle(e *CRDEntry, o object) {
+	f, ok := o["lifecycle"]
+	if !ok {
+		return
+	}
+	lo := d.mapping(f.value, "lifecycle", lifecycleKeys, nil)
+	maturity := ""
+	if m, ok := lo["maturity"]; ok {
+		maturity = d.str(m.value, "lifecycle.maturity")
+		if !contains(maturities, maturity) {
+			d.errorf(m.value, "lifecycle.maturity", "maturity must be one of %v, got %q%s", maturities, maturity, DidYouMean(maturity, maturities))
+			return
+		}
+	}
+	if c, ok := lo["compatibility"]; ok {
+		d.warnf(c.key, "lifecycle.compatibility", "compatibility names upstream releases and Kubernetes versions for its registry; this runtime does not check it")
+	}
+	dep, hasDep := lo["deprecation"]
+	if maturity != "deprecated" && !hasDep {
+		return
+	}
+	if hasDep && maturity != "" && maturity != "deprecated" {
+		d.errorf(dep.key, "lifecycle.deprecation", "a deprecation with maturity: %s; a deprecated entry has maturity: deprecated (or none)", maturity)
+		return
+	}
+	if !e.DeprecationPos.IsZero() {
+		d.errorf(f.key, "lifecycle", "deprecation is already declared by deprecated: at %s; keep one (lifecycle is the newer layout)", e.DeprecationPos)
+		return
+	}
+	e.Deprecated, e.DeprecationPos = true, d.pos(f.key)
+	if !hasDep {
+		return
+	}
+	do := d.mapping(dep.value, "lifecycle.deprecation", deprecationKeys, nil)
+	if m, ok := do["message"]; ok {
+		w := d.str(m.value, "lifecycle.deprecation.message")
+		if msg := checkDeprecationWarning(w); msg != "" {
+			d.errorf(m.value, "lifecycle.deprecation.message", "%s", strings.ReplaceAll(msg, "deprecationWarning", "the deprecation message"))
+		} else {
+			e.DeprecationWarning = &w
+		}
+	}
+	for _, k := range []string{"migratedTo", "timeline", "accept"} {
+		if g, ok := do[k]; ok {
+			d.warnf(g.key, "lifecycle.deprecation."+k, "%s is upstream's registry bookkeeping for consumers of a deprecated pattern; here the version is marked deprecated in its CRD (clients get the warning) and %s changes nothing else", k, k)
+		}
 	}
 }

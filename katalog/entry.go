@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize", "forceConflict", "endpoints", "crossAccess"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize", "forceConflict", "lifecycle", "endpoints", "crossAccess"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -53,6 +53,7 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		d.endpoints(e, f)
 	}
 	d.deprecation(e, o)
+	d.lifecycle(e, o)
 	if f, ok := o["normalize"]; ok {
 		d.normalize(e, f)
 	}

@@ -163,7 +163,24 @@ type Gates struct {
 	// Reconcile conditions: when (all) and or (any); Enqueue likewise.
 	ReconcileWhen, ReconcileOr *When
 	EnqueueWhen, EnqueueOr     *When
+	// ReconcileFail and EnqueueFail are the gates' failPolicy (upstream
+	// v0.7.16): FailOpen passes the gate when its condition cannot be
+	// evaluated, FailClosed holds it; "" when not given.
+	ReconcileFail, EnqueueFail string
 }
+
+// Gate fail policies.
+const (
+	FailOpen   = "open"
+	FailClosed = "closed"
+)
+
+// gateKeys are the keys of reconcileGate and enqueueGate; the others of
+// upstream's gates are refused (upstream.go says why).
+var (
+	gateKeys          = []string{"when", "or", "anyOf", "failPolicy"}
+	unimplementedGate = []string{"external", "eventAware", "sentinels"}
+)
 
 // preReconcile decodes operatorBox.preReconcile.
 func (d *decoder) preReconcile(n *yaml.Node, path string) *Gates {
@@ -174,12 +191,14 @@ func (d *decoder) preReconcile(n *yaml.Node, path string) *Gates {
 		if g.ReconcileWhen != nil || g.ReconcileOr != nil {
 			d.errorf(f.key, path+".reconcileGate", "the reconcile gate is given twice: when/or directly under preReconcile and reconcileGate; keep one")
 		}
-		go2 := d.mapping(f.value, path+".reconcileGate", []string{"when", "or", "anyOf"}, []string{"external", "eventAware"})
+		go2 := d.mapping(f.value, path+".reconcileGate", gateKeys, unimplementedGate)
 		g.ReconcileWhen, g.ReconcileOr = d.gateConditions(go2, path+".reconcileGate")
+		g.ReconcileFail = d.failPolicy(go2, path+".reconcileGate")
 	}
 	if f, ok := o["enqueueGate"]; ok {
-		go2 := d.mapping(f.value, path+".enqueueGate", []string{"when", "or", "anyOf"}, []string{"external"})
+		go2 := d.mapping(f.value, path+".enqueueGate", gateKeys, unimplementedGate)
 		g.EnqueueWhen, g.EnqueueOr = d.gateConditions(go2, path+".enqueueGate")
+		g.EnqueueFail = d.failPolicy(go2, path+".enqueueGate")
 	}
 	if f, ok := o["sentinels"]; ok {
 		// Upstream enqueues a custom resource only on the changes listed;
@@ -187,6 +206,21 @@ func (d *decoder) preReconcile(n *yaml.Node, path string) *Gates {
 		d.warnf(f.key, path+".sentinels", "sentinels limit which changes enqueue a custom resource upstream; this runtime reconciles on every change (drift correction makes the extra reconciles no-ops), so they are ignored")
 	}
 	return g
+}
+
+// failPolicy decodes a gate's failPolicy: open or closed.
+func (d *decoder) failPolicy(o object, path string) string {
+	f, ok := o["failPolicy"]
+	if !ok {
+		return ""
+	}
+	switch p := d.str(f.value, path+".failPolicy"); p {
+	case FailOpen, FailClosed:
+		return p
+	default:
+		d.errorf(f.value, path+".failPolicy", "failPolicy must be open (the gate passes when its condition cannot be evaluated) or closed (it holds), got %q%s", p, DidYouMean(p, []string{FailOpen, FailClosed}))
+		return ""
+	}
 }
 
 func (d *decoder) gateConditions(o object, path string) (when, or *When) {

@@ -229,3 +229,69 @@ func TestEmitEventsErrors(t *testing.T) {
 		})
 	}
 }
+
+// An entry's lifecycle feeds the deprecation the entry's deprecated: and
+// deprecationWarning: declare (upstream v0.7.16's lifecycle block).
+func TestLifecycleDeprecates(t *testing.T) {
+	k, diags := Load(writeKatalog(t, header+entry+"      lifecycle:\n        maturity: deprecated\n        deprecation:\n          message: use v2 instead\n          migratedTo: site-v2\n        compatibility:\n          kubernetes: \">= 1.28\"\n"))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	e := k.CRDs[0]
+	if !e.Deprecated || e.DeprecationWarning == nil || *e.DeprecationWarning != "use v2 instead" {
+		t.Fatalf("deprecated %v warning %v", e.Deprecated, e.DeprecationWarning)
+	}
+	if dep, w := k.Deprecation(e.CRD, "v1"); !dep || *w != "use v2 instead" {
+		t.Errorf("the CRD's v1 is not marked: %v %v", dep, w)
+	}
+	var warns []string
+	for _, d := range diags {
+		warns = append(warns, d.Field)
+	}
+	if strings.Join(warns, ",") != "lifecycle.compatibility,lifecycle.deprecation.migratedTo" {
+		t.Errorf("warnings on %v", warns)
+	}
+	k, diags = Load(writeKatalog(t, header+entry+"      lifecycle:\n        maturity: stable\n"))
+	if diags.HasErrors() || k.CRDs[0].Deprecated {
+		t.Errorf("a stable entry: %v, deprecated %v", diags, k.CRDs[0].Deprecated)
+	}
+}
+
+// Keys of the newest layout this runtime does not implement are load
+// errors naming the key and what to write instead.
+func TestNewestLayoutRefusals(t *testing.T) {
+	cases := []struct{ name, body, want string }{
+		{"lifecycle and deprecated", header + entry + "      deprecated: true\n      lifecycle:\n        maturity: deprecated\n",
+			`15:7: [site] lifecycle: deprecation is already declared by deprecated: at KATALOG:14:7; keep one`},
+		{"bad maturity", header + entry + "      lifecycle:\n        maturity: retired\n",
+			`15:19: [site] lifecycle.maturity: maturity must be one of [alpha beta stable deprecated], got "retired"`},
+		{"stable yet deprecated", header + entry + "      lifecycle:\n        maturity: stable\n        deprecation: {message: m}\n",
+			`16:9: [site] lifecycle.deprecation: a deprecation with maturity: stable`},
+		{"bad failPolicy", header + entry + "      operatorBox:\n        preReconcile:\n          reconcileGate:\n            failPolicy: shut\n",
+			`17:25: [site] operatorBox.preReconcile.reconcileGate.failPolicy: failPolicy must be open`},
+		{"gate sentinels", header + entry + "      operatorBox:\n        preReconcile:\n          enqueueGate:\n            sentinels: [generationChanged]\n",
+			`17:13: [site] operatorBox.preReconcile.enqueueGate.sentinels: "sentinels" is part of the original katalog format but not supported by this runtime: a gate's sentinels pass it on the kind of change`},
+		{"eventAware", header + entry + "      operatorBox:\n        preReconcile:\n          reconcileGate:\n            eventAware: true\n",
+			`17:13: [site] operatorBox.preReconcile.reconcileGate.eventAware: "eventAware" is part of the original katalog format but not supported by this runtime: this runtime coalesces`},
+		{"queue behaviour", header + entry + "      queue:\n        maxDepth: 10\n        behaviour:\n          onLimit: {drop: true}\n",
+			`16:9: [site] queue.behaviour: "behaviour" is part of the original katalog format but not supported by this runtime: queue.behaviour drops queued custom resources`},
+		{"reconcile.remote", header + entry + "      operatorBox:\n        reconcile:\n          remote: {url: \"http://x\"}\n",
+			`16:11: [site] operatorBox.reconcile.remote: "remote" is part of the original katalog format but not supported by this runtime: an HTTP reconciler`},
+		{"observe", header + entry + "      operatorBox:\n        observe:\n          watch: []\n",
+			`15:9: [site] operatorBox.observe: "observe" is part of the original katalog format but not supported by this runtime: upstream's newer operatorBox.observe is not supported yet; write its entries as operatorBox.watch`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeKatalog(t, tc.body)
+			_, diags := Load(p)
+			errs := diags.Errors()
+			if len(errs) == 0 {
+				t.Fatalf("no error; want %q", tc.want)
+			}
+			got := strings.ReplaceAll(errs[0].Error(), p, "KATALOG")
+			if !strings.HasPrefix(got, "KATALOG:"+tc.want) {
+				t.Fatalf("got  %s\nwant KATALOG:%s", got, tc.want)
+			}
+		})
+	}
+}

@@ -44,7 +44,7 @@ func (d *decoder) settings(e *CRDEntry, o object, path string) {
 }
 
 func (d *decoder) queue(n *yaml.Node, path string) *Queue {
-	o := d.mapping(n, path, queueKeys, nil)
+	o := d.mapping(n, path, queueKeys, []string{"behaviour"})
 	q := &Queue{Pos: d.pos(resolve(n))}
 	for _, key := range []string{"maxDepth", "maxQueueDepth"} {
 		if f, ok := o[key]; ok {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // What holds a custom resource's reconcile back, each said in its Ready
@@ -52,10 +53,30 @@ func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[stri
 	}
 	ok, err := e.entry.Gate.Eval(e.entry.Scope(self, kids, live))
 	if err != nil {
-		return false, fmt.Errorf("operatorBox.preReconcile: evaluating %s: %w", e.entry.Gate.Source(), err)
+		err = fmt.Errorf("operatorBox.preReconcile: evaluating %s: %w", e.entry.Gate.Source(), err)
+		switch e.entry.GateFail {
+		case katalog.FailOpen:
+			// failPolicy: open — the gate passes; the error is still said.
+			e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonGateFailedOpen, "Reconcile", "%s; failPolicy: open lets the reconcile run", truncate(err.Error(), 900))
+			return true, nil
+		case katalog.FailClosed:
+			return false, &gateClosedError{err}
+		}
+		return false, err
 	}
 	return ok, nil
 }
+
+// ReasonGateFailedOpen: the reconcile gate could not be evaluated and its
+// failPolicy: open let the reconcile run.
+const ReasonGateFailedOpen = "GateFailedOpen"
+
+// gateClosedError is a gate that could not be evaluated and holds the
+// reconcile back (failPolicy: closed).
+type gateClosedError struct{ err error }
+
+func (g *gateClosedError) Error() string { return g.err.Error() }
+func (g *gateClosedError) Unwrap() error { return g.err }
 
 // enqueues reports whether preReconcile's enqueue gate lets a custom
 // resource into the work queue (it may when the gate cannot be evaluated:
@@ -65,7 +86,12 @@ func (e *entryController) enqueues(obj map[string]any) bool {
 		return true
 	}
 	ok, err := e.entry.EnqueueGate.Eval(engine.NewScope(obj))
-	return ok || err != nil
+	if err != nil {
+		// failPolicy: closed keeps it out; otherwise it goes in and the
+		// reconcile reports what the gate could not evaluate.
+		return e.entry.EnqueueGateFail != katalog.FailClosed
+	}
+	return ok
 }
 
 // hold writes a Ready condition saying why the reconcile is held back, with

@@ -127,6 +127,12 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		return reconcile.Result{}, false, nil
 	}
 	if ok, err := e.gateHolds(cr, kids, live); err != nil {
+		var closed *gateClosedError
+		if errors.As(err, &closed) {
+			msg := fmt.Sprintf("not reconciled: the preReconcile gate could not be evaluated and its failPolicy is closed: %v", closed.err)
+			e.health.gate(msg)
+			return e.hold(ctx, cr, ReasonGated, msg, cleanupWait)
+		}
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	} else if !ok {
 		// As upstream's kordinator: the reconcile does not run, and what
