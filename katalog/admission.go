@@ -73,7 +73,7 @@ func (d *decoder) admission(e *CRDEntry, o object) (conv field, convPath string)
 		}
 	}
 	if f, ok := o["admission"]; ok {
-		ao := d.mapping(f.value, "admission", admissionKeys, nil)
+		ao := d.mapping(f.value, "admission", admissionKeys, []string{"webhooks"})
 		for _, k := range admissionKeys {
 			nf, ok := ao[k]
 			if !ok {

@@ -68,6 +68,8 @@ func TestAdmissionLayoutErrors(t *testing.T) {
 			`17:15: [site] admission.conversion.paths[0]: a conversion path needs both from: and to: versions`},
 		{"unserved version under admission", header + entry + "      admission:\n        conversion:\n          paths:\n            - from: v1\n              to: v9\n",
 			`18:19: [site] admission.conversion.paths[0].to: version "v9" is not served`},
+		{"admission.webhooks is the entry's webhooks", header + entry + "      admission:\n        webhooks: {validation: false}\n",
+			`15:9: [site] admission.webhooks: "webhooks" is part of the original katalog format but not supported by this runtime: upstream's admission webhook switches`},
 		{"unknown admission key", header + entry + "      admission:\n        conversions: {}\n",
 			`15:9: [site] admission.conversions: unknown key "conversions"; did you mean "conversion"?`},
 	}
