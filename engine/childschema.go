@@ -55,15 +55,26 @@ var anyObject = structuralschema.Structural{Generic: structuralschema.Generic{Ty
 func childSchema(k *katalog.Katalog, e *katalog.CRDEntry, kind string) *structuralschema.Structural {
 	spec := katalog.ResourceKinds[kind]
 	if !spec.Open {
-		if s := kubeschema.Schema(schema.FromAPIVersionAndKind(spec.APIVersion, spec.Kind)); s != nil {
-			return s
-		}
-		return &anyObject
+		return builtinSchema(spec)
 	}
 	gvk, ok := customKind(e)
 	if !ok {
 		return &anyObject
 	}
+	return customSchema(k, gvk)
+}
+
+// builtinSchema is a built-in kind's schema as Kubernetes publishes it.
+func builtinSchema(spec *katalog.KindSpec) *structuralschema.Structural {
+	if s := kubeschema.Schema(schema.FromAPIVersionAndKind(spec.APIVersion, spec.Kind)); s != nil {
+		return s
+	}
+	return &anyObject
+}
+
+// customSchema is the schema of a custom kind: its CRD's, where an entry of
+// the katalog serves it, with apiVersion, kind and metadata; else any object.
+func customSchema(k *katalog.Katalog, gvk schema.GroupVersionKind) *structuralschema.Structural {
 	for _, other := range k.CRDs {
 		if other.CRD == nil || other.GVK() != gvk || other.Schema() == nil || !other.CRD.Typed() {
 			continue

@@ -31,7 +31,7 @@ const MaxExpressions = 5000
 // problems are reported, not only the first; the plan is usable only when the
 // diagnostics hold no error.
 func Compile(k *katalog.Katalog, b Backends, opts CompileOptions) (*Plan, katalog.Diagnostics) {
-	c := &compiler{b: b, opts: opts}
+	c := &compiler{b: b, opts: opts, k: k}
 	if len(k.Notes) > 0 {
 		c.notes(k)
 	}
@@ -122,6 +122,7 @@ func (c *compiler) box(sc compileScope, e *Entry, finalizers []string) {
 			c.checkIdentities(sc, e.Hooks[h])
 		}
 	}
+	c.order(e)
 	if g := box.Gates; g != nil {
 		e.Gate = c.conditions(sc, g.ReconcileWhen, g.ReconcileOr, "operatorBox.preReconcile")
 		e.EnqueueGate = c.conditions(sc, g.EnqueueWhen, g.EnqueueOr, "operatorBox.preReconcile.enqueueGate")
@@ -199,6 +200,8 @@ func reconcilingEntries(k *katalog.Katalog) map[*katalog.CRD]*katalog.CRDEntry {
 // diagnostics and the count of expressions. What an expression can read is
 // its compileScope, passed down.
 type compiler struct {
+	// k is the katalog being compiled (its CRDs type custom children).
+	k     *katalog.Katalog
 	b     Backends
 	opts  CompileOptions
 	diags katalog.Diagnostics

@@ -104,6 +104,7 @@ func (c *compiler) resource(sc compileScope, r *katalog.Resource) *Resource {
 			out.Autoscale.Down = &ScaleRule{Source: a.Down, When: c.conditions(sc, a.Down.When, a.Down.Or, a.Down.Field+".conditions")}
 		}
 	}
+	out.ReadyWhen = c.readyWhen(sc, r, out)
 	return out
 }
 

@@ -74,6 +74,10 @@ type Entry struct {
 	Events []*EmitEvent
 	// DependsOn are the entries this entry's reconciles wait for.
 	DependsOn []*katalog.Dependency
+	// Ordered is true when some child declaration waits for another
+	// (dependsOn): children are then made in waves, and deleted in reverse
+	// within the finalizer.
+	Ordered bool
 	// ReadsChildren is true when an expression of the entry reads the
 	// custom resource's children back (children, .children): the operator
 	// then gives them to every evaluation.
@@ -143,6 +147,14 @@ type Resource struct {
 	Inputs *Inputs
 	// Autoscale computes the workload's replicas; nil: the declared ones.
 	Autoscale *Autoscale
+	// ReadyWhen says when the observed child is ready (self: the child; a
+	// forEach child's item as in its fields); nil: ready once it exists.
+	ReadyWhen Condition
+	// Needs are the declarations this one waits for (dependsOn), Wave its
+	// place in the order children are made in: 0 without Needs, else one
+	// more than the highest wave it waits for (compile_ready.go).
+	Needs []*Need
+	Wave  int
 }
 
 // StatusField sets status.<Path>.

@@ -12,68 +12,10 @@ import (
 // types_dependson.go, pkg/katalog/docs/02-dependencies.md,
 // pkg/katalog/pre_reconcile.go).
 
-// Dependency is one entry another entry waits for.
-type Dependency struct {
-	Pos Pos
-	// Entry is the name of the entry depended on.
-	Entry string
-	// Condition is "started" (its informer synced and workers run) or
-	// "healthy" (started, and its last reconcile did not fail).
-	Condition string
-}
-
-// Dependency conditions.
-const (
-	DependencyStarted = "started"
-	DependencyHealthy = "healthy"
-)
-
-// dependsOn decodes upstream's three forms: a list of names (started), a
-// map of name → condition, a map of name → {condition: …}.
+// dependsOn decodes an entry's dependsOn (dependson.go): entries it waits
+// for to be started (the default) or healthy.
 func (d *decoder) dependsOn(n *yaml.Node, path string) []*Dependency {
-	n = resolve(n)
-	if n == nil || isNull(n) {
-		return nil
-	}
-	var out []*Dependency
-	add := func(name *yaml.Node, cond string, condNode *yaml.Node, p string) {
-		if cond == "" {
-			cond = DependencyStarted
-		}
-		if cond != DependencyStarted && cond != DependencyHealthy {
-			d.errorf(condNode, p, "condition %q is not one of started, healthy%s", cond, DidYouMean(cond, []string{DependencyStarted, DependencyHealthy}))
-			return
-		}
-		out = append(out, &Dependency{Pos: d.pos(name), Entry: name.Value, Condition: cond})
-	}
-	switch n.Kind {
-	case yaml.SequenceNode:
-		for i, item := range n.Content {
-			item = resolve(item)
-			if item == nil || item.Kind != yaml.ScalarNode {
-				d.errorf(item, fmt.Sprintf("%s[%d]", path, i), "dependsOn lists entry names (or maps them to a condition)")
-				continue
-			}
-			add(item, "", item, fmt.Sprintf("%s[%d]", path, i))
-		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], resolve(n.Content[i+1])
-			p := join(path, k.Value)
-			switch {
-			case v == nil || isNull(v):
-				add(k, "", v, p)
-			case v.Kind == yaml.ScalarNode:
-				add(k, v.Value, v, p)
-			default:
-				o := d.mapping(v, p, []string{"condition"}, nil)
-				add(k, d.str(o["condition"].value, p+".condition"), orNode(o["condition"].value, v), p+".condition")
-			}
-		}
-	default:
-		d.errorf(n, path, "dependsOn is a list of entry names or a map of name → condition (started, healthy)")
-	}
-	return out
+	return d.dependencies(n, path, "entry", []string{DependencyStarted, DependencyHealthy})
 }
 
 // checkDependencies validates dependsOn across entries: each names an
@@ -88,14 +30,14 @@ func checkDependencies(k *Katalog, diags *Diagnostics) {
 	}
 	for _, e := range k.CRDs {
 		for _, dep := range e.DependsOn {
-			other, ok := byName[dep.Entry]
+			other, ok := byName[dep.Name]
 			switch {
-			case dep.Entry == e.Name:
+			case dep.Name == e.Name:
 				add(e, dep.Pos, "an entry cannot depend on itself")
 			case !ok:
-				add(e, dep.Pos, "dependsOn names %q, which is not an entry of this katalog%s (an entry of another runtime cannot be waited for: have that runtime's operator write what you need into the custom resources, and gate on it with when:)", dep.Entry, DidYouMean(dep.Entry, entryNames(k)))
+				add(e, dep.Pos, "dependsOn names %q, which is not an entry of this katalog%s (an entry of another runtime cannot be waited for: have that runtime's operator write what you need into the custom resources, and gate on it with when:)", dep.Name, DidYouMean(dep.Name, entryNames(k)))
 			case !other.Enabled:
-				add(e, dep.Pos, "dependsOn names %q, which is disabled (enabled: false) and so never starts; enable it or remove the dependency", dep.Entry)
+				add(e, dep.Pos, "dependsOn names %q, which is disabled (enabled: false) and so never starts; enable it or remove the dependency", dep.Name)
 			}
 		}
 	}
@@ -117,41 +59,11 @@ func entryNames(k *Katalog) []string {
 // dependencyCycle returns one cycle of entry names (first name repeated at
 // the end), nil when there is none.
 func dependencyCycle(k *Katalog, byName map[string]*CRDEntry) []string {
-	state := map[string]int{} // 1: on the stack, 2: done
-	var stack []string
-	var visit func(name string) []string
-	visit = func(name string) []string {
-		state[name] = 1
-		stack = append(stack, name)
-		for _, dep := range byName[name].DependsOn {
-			if byName[dep.Entry] == nil || dep.Entry == name {
-				continue
-			}
-			switch state[dep.Entry] {
-			case 1:
-				for i, s := range stack {
-					if s == dep.Entry {
-						return append(append([]string(nil), stack[i:]...), dep.Entry)
-					}
-				}
-			case 0:
-				if c := visit(dep.Entry); c != nil {
-					return c
-				}
-			}
-		}
-		stack = stack[:len(stack)-1]
-		state[name] = 2
-		return nil
+	names := make([]string, len(k.CRDs))
+	for i, e := range k.CRDs {
+		names[i] = e.Name
 	}
-	for _, e := range k.CRDs {
-		if state[e.Name] == 0 {
-			if c := visit(e.Name); c != nil {
-				return c
-			}
-		}
-	}
-	return nil
+	return findCycle(names, func(name string) []*Dependency { return byName[name].DependsOn })
 }
 
 // Gates is operatorBox.preReconcile: while its conditions do not hold, a

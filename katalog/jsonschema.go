@@ -179,7 +179,10 @@ func kindSchema(k *KindSpec) map[string]any {
 		"reconcile":     desc("true: drift-corrected on every reconcile (the default under onReconcile); false: created once, never updated (the default under onCreate).", boolean()),
 		"prune":         desc(pruneDoc, boolean()),
 		"forEach":       forEachSchema(),
-		"forceConflict": desc("false: apply this child without force (a field another manager owns fails the apply); default: the entry's forceConflict, else true.", boolean())}
+		"forceConflict": desc("false: apply this child without force (a field another manager owns fails the apply); default: the entry's forceConflict, else true.", boolean()),
+		"id":            desc("Names the declaration for dependsOn.", map[string]any{"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}),
+		"readyWhen":     desc("CEL booleans over the observed child (self); all must hold for it to be ready.", ref("when")),
+		"dependsOn":     desc("Declarations (by id) this one waits for: a list of ids (ready), or id → ready|created.", oneOf(arr(str()), map[string]any{"type": "object", "additionalProperties": oneOf(enumOf(childConditions), obj([]string{"condition"}, map[string]any{"condition": enumOf(childConditions)}, false))}))}
 	if k.Fields["replicas"] != nil && !k.Open {
 		keys = append(keys, "autoscale")
 		props["autoscale"] = desc("Replicas computed on every reconcile from conditions, between min and max.", autoscaleSchema())

@@ -59,11 +59,11 @@ func (k *KindSpec) FieldNames() []string {
 
 // Control keys of a resource declaration: they steer the reconciler and are
 // not fields of the object.
-var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "prune", "once", "rotateAfter", "forEach", "forceConflict"}
+var ControlKeys = []string{"when", "or", "anyOf", "reconcile", "prune", "once", "rotateAfter", "forEach", "forceConflict", "id", "readyWhen", "dependsOn"}
 
 // Keys the original resource declarations define that this runtime does not
 // implement (upstream.go says how each is reported).
-var unimplementedResourceKeys = []string{"dependsOn", "waitFor", "readyWhen", "sleep"}
+var unimplementedResourceKeys = []string{"waitFor", "sleep"}
 
 // resourceKeyErrors are unimplemented resource keys whose upstream meaning
 // differs from a key of the same name elsewhere: the error says what they do

@@ -93,6 +93,7 @@ func LoadWith(opts Options, paths ...string) (*Katalog, Diagnostics) {
 	l.resolveCRDs(opts)
 	checkConversions(k, &diags)
 	checkDependencies(k, &diags)
+	checkChildDependencies(k, &diags)
 	k.Warnings = diags.Warnings()
 	return k, diags
 }

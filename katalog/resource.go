@@ -63,6 +63,9 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 			}
 			r.RotateAfter = dur
 		default:
+			if d.readiness(r, k, v, fpath) {
+				continue
+			}
 			if contains(unimplementedResourceKeys, key) {
 				if msg, ok := resourceKeyErrors[key]; ok {
 					d.errorf(k, fpath, "%q is part of the original katalog format but not supported by this runtime: %s", key, msg)

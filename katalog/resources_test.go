@@ -257,7 +257,7 @@ func TestDependsOn(t *testing.T) {
 	var got []string
 	for _, e := range k.CRDs {
 		for _, d := range e.DependsOn {
-			got = append(got, e.Name+"→"+d.Entry+":"+d.Condition)
+			got = append(got, e.Name+"→"+d.Name+":"+d.Condition)
 		}
 	}
 	if strings.Join(got, " ") != "a→b:started b→c:healthy c→d:started" {

@@ -342,6 +342,14 @@ type Resource struct {
 	// Autoscale computes a workload's replicas on every reconcile; nil
 	// when the declaration has none.
 	Autoscale *Autoscale
+	// ID names the declaration for dependsOn (readiness.go); "" when none.
+	ID    string
+	IDPos Pos
+	// ReadyWhen says when the observed child is ready (all must hold); nil
+	// when absent: ready once it exists.
+	ReadyWhen *When
+	// DependsOn are the declarations (by id) this one waits for.
+	DependsOn []*Dependency
 	// HasStatus is a custom child's hasStatus: whether its status: block is
 	// written (through the status subresource). nil: when status: is given.
 	HasStatus *bool

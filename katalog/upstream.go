@@ -41,7 +41,6 @@ var upstreamKeys = map[string]upstreamKey{
 
 	// Not implemented yet; each is an error because dropping it changes what
 	// reaches the cluster.
-	"dependsOn":          {why: "a resource's dependsOn is not supported (entries may depend on entries); gate the resource with a when: condition reading the child it waits for, e.g. children.deployments[?'db'].?status.?readyReplicas.orValue(0) > 0"},
 	"deletionProtection": {why: "deletion protection is not enforced by this runtime; protect the objects with a ValidatingAdmissionPolicy"},
 	"updateCRD":          {warn: true, why: "this runtime injects the CA bundle into the CRD's conversion webhook itself (orkestra manifests, dev and the built-in certificates)"},
 	"participant":        {warn: true, why: "every entry of a CRD takes part in its conversion here"},
@@ -99,8 +98,7 @@ var upstreamKeys = map[string]upstreamKey{
 	"webhooks":          {why: "upstream's admission webhook switches; this runtime's admission rules run as API-server policies"},
 	"defaults":          {why: "katalog-wide defaults are not supported; write the values on each entry"},
 	"gatewayAPI":        {why: "upstream's gateway REST surface is not supported"},
-	"waitFor":           {why: "waiting on another child is not supported; order children with a when: condition on the child they wait for"},
-	"readyWhen":         {why: "custom readiness of a child is not supported; read the child back in a status field and write the condition you need"},
+	"waitFor":           {why: "give the child it waits for an id: and write dependsOn: [that id] here; readyWhen: on that child says when it is ready"},
 	"children":          {why: "status read from children this way is not supported; read them in a status field value"},
 	"conditions":        {why: "custom status conditions are not supported; this runtime writes the Ready condition, add further state as status fields"},
 	"location":          {why: "typed Go apiTypes (location, object, objectList, alias) build Go types into the operator, which this runtime does not do; remove them and keep group, version, kind and plural"},

@@ -120,7 +120,7 @@ spec:
 		t.Fatal(err)
 	}
 	plan := loadPlan(t, file)
-	if deps := plan.Entry("app").DependsOn; len(deps) != 1 || deps[0].Entry != "database" {
+	if deps := plan.Entry("app").DependsOn; len(deps) != 1 || deps[0].Name != "database" {
 		t.Fatalf("dependsOn = %v", deps)
 	}
 	h := startOperator(t, plan)

@@ -87,8 +87,8 @@ type DependencyStatus struct {
 func (e *entryController) dependencies() []DependencyStatus {
 	out := make([]DependencyStatus, 0, len(e.entry.DependsOn))
 	for _, dep := range e.entry.DependsOn {
-		d := DependencyStatus{Entry: dep.Entry, Condition: dep.Condition}
-		other, ok := e.op.entries[dep.Entry]
+		d := DependencyStatus{Entry: dep.Name, Condition: dep.Condition}
+		other, ok := e.op.entries[dep.Name]
 		var fails int64
 		if ok {
 			fails = other.consecutiveFailures.Load()
@@ -96,14 +96,14 @@ func (e *entryController) dependencies() []DependencyStatus {
 		switch {
 		case !ok:
 			d.State = "not running"
-			d.Waiting = fmt.Sprintf("entry %s to be %s (it does not run in this operator)", dep.Entry, dep.Condition)
+			d.Waiting = fmt.Sprintf("entry %s to be %s (it does not run in this operator)", dep.Name, dep.Condition)
 		case !other.status().Started:
 			d.State = "not started"
-			d.Waiting = fmt.Sprintf("entry %s to be %s (not started yet)", dep.Entry, dep.Condition)
+			d.Waiting = fmt.Sprintf("entry %s to be %s (not started yet)", dep.Name, dep.Condition)
 		case fails > 0:
 			d.State = "degraded"
 			if dep.Condition == katalog.DependencyHealthy {
-				d.Waiting = fmt.Sprintf("entry %s to be healthy (its last %d reconciles failed)", dep.Entry, fails)
+				d.Waiting = fmt.Sprintf("entry %s to be healthy (its last %d reconciles failed)", dep.Name, fails)
 			}
 		default:
 			d.State = "healthy"

@@ -291,7 +291,7 @@ func (k *katalogAPI) entry(e *engine.Entry) KatalogEntry {
 		Endpoints:      endpointInfo(e),
 	}
 	for _, d := range e.DependsOn {
-		out.DependsOn = append(out.DependsOn, d.Entry)
+		out.DependsOn = append(out.DependsOn, d.Name)
 	}
 	if src := e.Source; src != nil {
 		out.Description = src.Description
