@@ -104,6 +104,7 @@ func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text s
 			walk(r.Fields)
 			when(r.When)
 			when(r.Or)
+			when(r.ReadyWhen)
 			for _, it := range r.ForEach {
 				field(it.Field)
 			}

@@ -40,6 +40,8 @@ type applier struct {
 	jobsCreated  []string
 	jobsDeleted  []string
 	changes      []change
+	// ready is the children's readiness (readiness.go).
+	ready readiness
 }
 
 // applyAll applies onCreate and onReconcile children in order.
@@ -54,6 +56,8 @@ func (a *applier) applyAll(res *render.Result) error {
 	for _, h := range render.ApplyHooks {
 		children = append(children, res.Hooks[h]...)
 	}
+	children = byWave(children)
+	a.ready.states = map[string]childState{}
 	chosen := map[string]*render.Child{}
 	for _, c := range children {
 		if !c.When {
@@ -86,12 +90,18 @@ func (a *applier) applyAll(res *render.Result) error {
 		}
 		if c.Skipped != "" {
 			a.absentSource(c)
+			a.ready.states[c.Key()] = childState{ready: true}
+			continue
+		}
+		if why := a.waits(c, res); why != "" {
+			a.holdBack(c, why)
 			continue
 		}
 		a.applied++
 		if err := a.apply(c); err != nil {
 			return fmt.Errorf("%s (%s): %w", c, c.Resource.Fields.Field, err)
 		}
+		a.observeReady(c)
 	}
 	return nil
 }

@@ -171,8 +171,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if err := a.recordJobs(); err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonApplyFailed, err)
 	}
-	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonSucceeded,
-		Message: a.summary()}
+	ready := a.readyCondition()
 	if len(res.StatusErrors) > 0 {
 		ready.Message += "; " + e.statusFieldsFailed(cr, res.StatusErrors)
 	}
@@ -200,6 +199,9 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	}
 	if cleanupWait > 0 && (out.RequeueAfter == 0 || cleanupWait < out.RequeueAfter) {
 		out.RequeueAfter = cleanupWait
+	}
+	if len(a.ready.notReady) > 0 && (out.RequeueAfter == 0 || readinessRetry < out.RequeueAfter) {
+		out.RequeueAfter = readinessRetry
 	}
 	if a.retry {
 		out.RequeueAfter = retryAfter

@@ -41,7 +41,7 @@ func (r *renderer) declaration(rs *engine.Resource) ([]*Child, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Declaration, c.Item = DeclarationOf(rs), rs.ForEach.Describe(it)
+		c.Declaration, c.Item, c.item = DeclarationOf(rs), rs.ForEach.Describe(it), &it
 		cs, err := r.toNamespaces(c)
 		if err != nil {
 			return nil, err

@@ -131,8 +131,10 @@ type Child struct {
 	Declaration string
 	// Item names a forEach child's item for messages ("" else).
 	Item string
-	// scope is what the child's expressions were evaluated in.
+	// scope is what the child's expressions were evaluated in; item is a
+	// forEach child's item (nil else).
 	scope *engine.Scope
+	item  *engine.Item
 	// Status is a custom child's declared status, written through the
 	// status subresource once the object exists; nil when none.
 	Status map[string]any
