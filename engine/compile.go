@@ -142,6 +142,7 @@ func (c *compiler) box(sc compileScope, e *Entry, finalizers []string) {
 				e.Status = append(e.Status, sf)
 			}
 		}
+		e.Conditions = c.statusConditions(sc, box.Status.Conditions)
 	}
 }
 

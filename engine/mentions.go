@@ -44,7 +44,8 @@ func mentionsLastApplied(e *katalog.CRDEntry, notes []*katalog.Note) bool {
 // entryMentions reports whether match holds for a text of the entry an
 // expression may stand in: every string value and map key of its resources
 // (key=true for keys), conditions (legacy condition fields included),
-// forEach fields, status fields, preReconcile gates and normalize values —
+// readyWhen, forEach fields, status fields and conditions, preReconcile
+// gates and normalize values —
 // or of one of notes.
 func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text string, key bool) bool) bool {
 	found := false
@@ -114,6 +115,11 @@ func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text s
 		for _, f := range e.Box.Status.Fields {
 			walk(f.Value)
 			when(f.When)
+		}
+		for _, c := range e.Box.Status.Conditions {
+			walk(c.Status)
+			walk(c.Reason)
+			walk(c.Message)
 		}
 	}
 	if g := e.Box.Gates; g != nil {

@@ -54,8 +54,10 @@ type Entry struct {
 	// Schema of the entry's version.
 	Schema *structuralschema.Structural
 	// Hooks by name (katalog.OnCreate, …); resources in apply order.
-	Hooks      map[string][]*Resource
-	Status     []*StatusField
+	Hooks  map[string][]*Resource
+	Status []*StatusField
+	// Conditions are status.conditions, written beside Ready.
+	Conditions []*StatusCondition
 	Finalizers []string
 	// HasBox is false when the entry declares no operatorBox.
 	HasBox bool

@@ -209,6 +209,7 @@ func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
 				box.Status = s
 			} else {
 				box.Status.Fields = append(box.Status.Fields, s.Fields...)
+				box.Status.Conditions = append(box.Status.Conditions, s.Conditions...)
 			}
 		}
 	}

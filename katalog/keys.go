@@ -20,8 +20,8 @@ var (
 	apiTypesKeys            = []string{"group", "version", "kind", "plural", "singular", "shortNames", "listKind", "scope", "namespaced", "categories"}
 	queueKeys               = []string{"maxDepth", "maxQueueDepth", "failureThreshold", "default"}
 	emitKeys                = []string{"status", "events"}
-	statusKeys              = []string{"fields", "include"}
-	unimplementedStatus     = []string{"conditions", "children"}
+	statusKeys              = []string{"fields", "include", "conditions"}
+	unimplementedStatus     = []string{"children"}
 	statusFieldKeys         = []string{"path", "value", "type", "when", "clearOnFalse"}
 	conversionKeys          = []string{"storageVersion", "paths"}
 	unimplementedConversion = []string{"updateCRD", "participant", "enabled"}

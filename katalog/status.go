@@ -10,6 +10,9 @@ import (
 func (d *decoder) status(n *yaml.Node, path string) *Status {
 	o := d.mapping(n, path, statusKeys, unimplementedStatus)
 	s := &Status{Pos: d.pos(resolve(n))}
+	if f, ok := o["conditions"]; ok {
+		d.statusConditions(s, f.value, path+".conditions")
+	}
 	var items []*yaml.Node
 	if f, ok := o["include"]; ok {
 		items = d.includedFields(f.value, path+".include")

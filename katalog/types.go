@@ -446,6 +446,8 @@ type DayOfWeek struct {
 type Status struct {
 	Pos    Pos
 	Fields []*StatusField
+	// Conditions are status.conditions (status_conditions.go).
+	Conditions []*StatusCondition
 }
 
 // StatusField sets status.<Path> to Value.

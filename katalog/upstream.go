@@ -100,7 +100,6 @@ var upstreamKeys = map[string]upstreamKey{
 	"gatewayAPI":        {why: "upstream's gateway REST surface is not supported"},
 	"waitFor":           {why: "give the child it waits for an id: and write dependsOn: [that id] here; readyWhen: on that child says when it is ready"},
 	"children":          {why: "status read from children this way is not supported; read them in a status field value"},
-	"conditions":        {why: "custom status conditions are not supported; this runtime writes the Ready condition, add further state as status fields"},
 	"location":          {why: "typed Go apiTypes (location, object, objectList, alias) build Go types into the operator, which this runtime does not do; remove them and keep group, version, kind and plural"},
 	"object":            {why: "typed Go apiTypes (location, object, objectList, alias) build Go types into the operator, which this runtime does not do; remove them and keep group, version, kind and plural"},
 	"objectList":        {why: "typed Go apiTypes (location, object, objectList, alias) build Go types into the operator, which this runtime does not do; remove them and keep group, version, kind and plural"},

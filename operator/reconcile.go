@@ -178,7 +178,11 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if len(failedCalls) > 0 {
 		ready.Message += "; " + e.liveFailed(cr, failedCalls)
 	}
-	if err := e.writeStatus(ctx, cr, res.Status, ready); err != nil {
+	if len(res.ConditionErrors) > 0 {
+		ready.Message += "; " + e.conditionsFailed(cr, res.ConditionErrors)
+	}
+	ready.Message = truncate(ready.Message, 32768)
+	if err := e.writeStatus(ctx, cr, res.Status, ready, res.Conditions...); err != nil {
 		if apierrors.IsConflict(err) {
 			return reconcile.Result{RequeueAfter: retryAfter}, true, nil
 		}

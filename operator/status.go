@@ -21,8 +21,11 @@ import (
 // through the status subresource when the CRD version has one — only when
 // they differ from what is stored. What the status schema cannot hold (a CRD
 // without conditions in its status) is left out, as the API server would
-// prune it.
-func (e *entryController) writeStatus(ctx context.Context, cr *unstructured.Unstructured, fields map[string]any, ready metav1.Condition) error {
+// prune it. Conditions from the katalog (extra) are set beside Ready, each
+// following Kubernetes' conventions as Ready does: lastTransitionTime moves
+// only when the status changes, observedGeneration is the custom resource's
+// generation.
+func (e *entryController) writeStatus(ctx context.Context, cr *unstructured.Unstructured, fields map[string]any, ready metav1.Condition, extra ...metav1.Condition) error {
 	statusSchema := e.statusSchema()
 	if statusSchema == nil {
 		return nil
@@ -35,9 +38,11 @@ func (e *entryController) writeStatus(ctx context.Context, cr *unstructured.Unst
 	mergeInto(next, fields)
 	next["observedGeneration"] = cr.GetGeneration()
 	conds := readConditions(next["conditions"])
-	ready.ObservedGeneration = cr.GetGeneration()
-	ready.LastTransitionTime = metav1.NewTime(e.op.opts.Now().UTC().Truncate(1e9))
-	meta.SetStatusCondition(&conds, ready)
+	now := metav1.NewTime(e.op.opts.Now().UTC().Truncate(1e9))
+	for _, c := range append([]metav1.Condition{ready}, extra...) {
+		c.ObservedGeneration, c.LastTransitionTime = cr.GetGeneration(), now
+		meta.SetStatusCondition(&conds, c)
+	}
 	next["conditions"] = writeConditions(conds)
 	pruning.Prune(next, statusSchema, false)
 	if jsonval.Equal(cur, next) {

@@ -423,7 +423,7 @@ func conditionName(ctx *engine.Context) string {
 		f = f[:i]
 	}
 	switch f {
-	case "when", "or", "anyOf", "readyWhen":
+	case "when", "or", "anyOf", "readyWhen", "status":
 		return f
 	}
 	return "when"

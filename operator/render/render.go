@@ -97,6 +97,10 @@ type Result struct {
 	// the field: as in the original engine, a failing field is left out and
 	// the others are written.
 	StatusErrors []error
+	// Conditions are the evaluated status.conditions (conditions.go);
+	// ConditionErrors why some are Unknown.
+	Conditions      []metav1.Condition
+	ConditionErrors []error
 }
 
 // Child is one declared child object of a custom resource.
@@ -306,6 +310,7 @@ func (r *renderer) render() (*Result, error) {
 	}
 	if !r.opts.SkipStatus {
 		res.Status, res.StatusErrors = r.status()
+		res.Conditions, res.ConditionErrors = r.conditions()
 	}
 	return res, nil
 }
