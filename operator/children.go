@@ -62,9 +62,10 @@ func indexChildren(ctx context.Context, mgr manager.Manager, plan *engine.Plan) 
 }
 
 // indexesChildren reports whether the caches index the children of e by
-// owner: when e reads them back or has forEach declarations.
+// owner: when e reads them back, has forEach declarations or deletes its
+// children in order.
 func indexesChildren(e *engine.Entry) bool {
-	return e.ReadsChildren || hasForEach(e)
+	return e.ReadsChildren || hasForEach(e) || e.Ordered
 }
 
 // hasForEach reports whether an entry has forEach declarations: their

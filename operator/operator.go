@@ -80,8 +80,12 @@ type Options struct {
 	// in one process (tests).
 	SkipControllerNameValidation bool
 	// RequeueOnDeleteJob is how often a custom resource being deleted is
-	// checked while its onDelete Jobs run (default 2s).
+	// checked while its onDelete Jobs run, or its children are deleted in
+	// order (default 2s).
 	RequeueOnDeleteJob time.Duration
+	// DeletionWaveTimeout bounds how long an ordered deletion waits for one
+	// wave of children to be gone before it goes on (default 5m).
+	DeletionWaveTimeout time.Duration
 	// WholeObjects counts the custom resources of entries that only watch
 	// with informers of whole objects instead of their metadata, as the
 	// runtime did before (benchmarks compare the two; see
@@ -126,6 +130,9 @@ func New(plan *engine.Plan, opts Options) *Operator {
 	}
 	if opts.RequeueOnDeleteJob <= 0 {
 		opts.RequeueOnDeleteJob = 2 * time.Second
+	}
+	if opts.DeletionWaveTimeout <= 0 {
+		opts.DeletionWaveTimeout = defaultDeletionWaveBound
 	}
 	o := &Operator{plan: plan, opts: opts, entries: map[string]*entryController{}, external: opts.External, bodySchemas: map[*katalog.ExternalCall]*external.Schema{}}
 	if o.external == nil {

@@ -256,11 +256,16 @@ func truncate(s string, n int) string {
 }
 
 // finalizers are the finalizers the entry puts on its custom resources.
-func (e *entryController) finalizers() []string {
-	if len(e.entry.Hooks[katalog.OnDelete]) == 0 && len(e.entry.Finalizers) == 0 {
+func (e *entryController) finalizers() []string { return Finalizers(e.entry) }
+
+// Finalizers are the finalizers an entry puts on its custom resources: the
+// runtime's when it has onDelete children, lists finalizers or deletes its
+// children in order (engine.Entry.Ordered), with those listed.
+func Finalizers(e *engine.Entry) []string {
+	if len(e.Hooks[katalog.OnDelete]) == 0 && len(e.Finalizers) == 0 && !e.Ordered {
 		return nil
 	}
-	return union([]string{Finalizer}, e.entry.Finalizers)
+	return union([]string{Finalizer}, e.Finalizers)
 }
 
 // finalize runs the onDelete children of a custom resource being deleted,
@@ -314,6 +319,15 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 	if pending || a.retry {
 		return reconcile.Result{RequeueAfter: e.op.opts.RequeueOnDeleteJob}, true, nil
 	}
+	if e.entry.Ordered {
+		done, err := e.deleteInOrder(ctx, cr, kids, res)
+		if err != nil {
+			return reconcile.Result{}, false, err
+		}
+		if !done {
+			return reconcile.Result{RequeueAfter: e.op.opts.RequeueOnDeleteJob}, true, nil
+		}
+	}
 	var keep []string
 	for _, f := range cr.GetFinalizers() {
 		if !slices.Contains(fins, f) {
@@ -329,7 +343,11 @@ func (e *entryController) finalize(ctx context.Context, cr *unstructured.Unstruc
 		}
 		return reconcile.Result{}, false, fmt.Errorf("removing the finalizer: %w", err)
 	}
-	e.recorder.Eventf(cr, nil, corev1.EventTypeNormal, "Finalized", "Finalize", "onDelete ran (%d children); finalizer removed", len(seen))
+	how := ""
+	if e.entry.Ordered {
+		how = "; children deleted in reverse order"
+	}
+	e.recorder.Eventf(cr, nil, corev1.EventTypeNormal, "Finalized", "Finalize", "onDelete ran (%d children)%s; finalizer removed", len(seen), how)
 	return reconcile.Result{}, false, nil
 }
 
