@@ -83,6 +83,9 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		}
 		return reconcile.Result{}, false, err
 	}
+	if Suspended(cr) && e.entry.Namespaces.Reconciles(cr.GetNamespace()) && (cr.GetDeletionTimestamp() == nil || hasAny(cr.GetFinalizers(), e.finalizers())) {
+		return e.holdSuspended(ctx, cr)
+	}
 	if cr.GetDeletionTimestamp() != nil {
 		return e.finalize(ctx, cr)
 	}
