@@ -139,8 +139,27 @@ type renderedCR struct {
 	OnDelete      []renderedChild `yaml:"onDelete,omitempty" json:"onDelete,omitempty"`
 	Status        map[string]any  `yaml:"status,omitempty" json:"status,omitempty"`
 	StatusErrors  []string        `yaml:"statusErrors,omitempty" json:"statusErrors,omitempty"`
-	Finalizers    []string        `yaml:"finalizers,omitempty" json:"finalizers,omitempty"`
-	Notes         []string        `yaml:"notes,omitempty" json:"notes,omitempty"`
+	// Conditions are status.conditions as they would be written (beside
+	// Ready, which depends on the children as observed).
+	Conditions []renderedCondition `yaml:"conditions,omitempty" json:"conditions,omitempty"`
+	Finalizers []string            `yaml:"finalizers,omitempty" json:"finalizers,omitempty"`
+	Notes      []string            `yaml:"notes,omitempty" json:"notes,omitempty"`
+}
+
+// renderedCondition is one condition of status.conditions.
+type renderedCondition struct {
+	Type    string `yaml:"type" json:"type"`
+	Status  string `yaml:"status" json:"status"`
+	Reason  string `yaml:"reason" json:"reason"`
+	Message string `yaml:"message,omitempty" json:"message,omitempty"`
+}
+
+// conditionSource is a condition's source ("" for none).
+func conditionSource(c engine.Condition) string {
+	if c == nil {
+		return ""
+	}
+	return strings.TrimSpace(c.Source())
 }
 
 // renderedChild is one declared child.
@@ -157,13 +176,19 @@ type renderedChild struct {
 	// Prune: deleted when its condition stops holding; PruneItems (forEach
 	// children): deleted when its item is gone; PruneFrom: what decided.
 	// Absent for onDelete children.
-	Prune       *bool          `yaml:"prune,omitempty" json:"prune,omitempty"`
-	PruneItems  *bool          `yaml:"pruneItems,omitempty" json:"pruneItems,omitempty"`
-	PruneFrom   string         `yaml:"pruneFrom,omitempty" json:"pruneFrom,omitempty"`
-	Once        bool           `yaml:"once,omitempty" json:"once,omitempty"`
-	RotateAfter string         `yaml:"rotateAfter,omitempty" json:"rotateAfter,omitempty"`
-	Declared    string         `yaml:"declared" json:"declared"`
-	Object      map[string]any `yaml:"object,omitempty" json:"object,omitempty"`
+	Prune       *bool  `yaml:"prune,omitempty" json:"prune,omitempty"`
+	PruneItems  *bool  `yaml:"pruneItems,omitempty" json:"pruneItems,omitempty"`
+	PruneFrom   string `yaml:"pruneFrom,omitempty" json:"pruneFrom,omitempty"`
+	Once        bool   `yaml:"once,omitempty" json:"once,omitempty"`
+	RotateAfter string `yaml:"rotateAfter,omitempty" json:"rotateAfter,omitempty"`
+	// Wave is its place in the order children are made in (dependsOn, as
+	// "id condition"), and deleted in reverse; ReadyWhen says when it is
+	// ready.
+	Wave      int            `yaml:"wave,omitempty" json:"wave,omitempty"`
+	DependsOn []string       `yaml:"dependsOn,omitempty" json:"dependsOn,omitempty"`
+	ReadyWhen string         `yaml:"readyWhen,omitempty" json:"readyWhen,omitempty"`
+	Declared  string         `yaml:"declared" json:"declared"`
+	Object    map[string]any `yaml:"object,omitempty" json:"object,omitempty"`
 }
 
 // reconcilingEntry returns the entry that reconciles obj's kind (else the
@@ -222,8 +247,9 @@ func renderOne(plan *engine.Plan, conv *conversion.Converter, o *unstructured.Un
 	if !e.Reconciles {
 		out.Notes = append(out.Notes, fmt.Sprintf("entry %s does not reconcile (enabled: %v): `orkestra run` applies none of this", e.Name, e.Enabled))
 	}
-	if len(e.Hooks[katalog.OnDelete]) > 0 || len(e.Finalizers) > 0 {
-		out.Finalizers = append([]string{operator.Finalizer}, e.Finalizers...)
+	out.Finalizers = operator.Finalizers(e)
+	for _, c := range res.Conditions {
+		out.Conditions = append(out.Conditions, renderedCondition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
 	}
 	for _, h := range katalog.Hooks {
 		var list []renderedChild
@@ -243,6 +269,10 @@ func renderOne(plan *engine.Plan, conv *conversion.Converter, o *unstructured.Un
 				if c.Resource.ForEach != nil {
 					rc.PruneItems = &m.PruneItems
 				}
+			}
+			rc.Wave, rc.ReadyWhen = c.Resource.Wave, conditionSource(c.Resource.ReadyWhen)
+			for _, n := range c.Resource.Needs {
+				rc.DependsOn = append(rc.DependsOn, n.On.Source.ID+" "+n.Condition)
 			}
 			if c.Resource.RotateAfter > 0 {
 				rc.RotateAfter = c.Resource.RotateAfter.String()
@@ -352,8 +382,12 @@ func appliedChildren(reports []*renderedCR) []map[string]any {
 	seen := map[string]bool{}
 	for _, r := range reports {
 		kids := append(append([]renderedChild(nil), r.OnCreate...), r.OnReconcile...)
-		// What a workload mounts exists before it: the katalog's kind order.
+		// Waves first (dependsOn), then what a workload mounts exists
+		// before it: the katalog's kind order.
 		sort.SliceStable(kids, func(i, j int) bool {
+			if kids[i].Wave != kids[j].Wave {
+				return kids[i].Wave < kids[j].Wave
+			}
 			return slices.Index(katalog.ApplyOrder, kids[i].Kind) < slices.Index(katalog.ApplyOrder, kids[j].Kind)
 		})
 		for _, c := range kids {
