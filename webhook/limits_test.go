@@ -64,6 +64,22 @@ func (a *attack) open(n, prefix int) {
 	wg.Wait()
 }
 
+// waitBudgetBelow waits until less than n bytes of b are free.
+func waitBudgetBelow(t *testing.T, b *budget, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b.mu.Lock()
+		free := b.free
+		b.mu.Unlock()
+		if free < n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the attack's bodies left %d of %d budget bytes free after 10s; want under %d", free, b.size, n)
+		}
+	}
+}
+
 func (a *attack) close() {
 	for _, c := range a.conns {
 		_ = c.Close()
@@ -135,6 +151,9 @@ func TestConvertMemoryBoundedUnderAttack(t *testing.T) {
 	const absent, slow = 300, 60
 	a.open(absent, 0)
 	a.open(slow, 512<<10)
+	// The clients' writes end in kernel buffers: wait until the server has
+	// read enough of the stalled bodies that the normal review cannot fit.
+	waitBudgetBelow(t, ts.srv.convert.budget, int64(len(good)))
 
 	start := time.Now()
 	code, body := ts.post(t, good)

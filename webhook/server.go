@@ -162,6 +162,7 @@ type Server struct {
 	serving  atomic.Bool
 	stopping atomic.Bool
 	webhook  http.Handler
+	convert  *ConvertHandler // the /convert handler webhook serves (tests read its budget)
 	http     http.Handler
 }
 
@@ -224,7 +225,7 @@ func (s *Server) Ready() <-chan struct{} {
 
 func (s *Server) webhookMux() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(ConvertPath, NewConvertHandler(s.Converter, ConvertOptions{
+	s.convert = NewConvertHandler(s.Converter, ConvertOptions{
 		MaxRequestBytes:  s.MaxRequestBytes,
 		MaxInflightBytes: s.MaxInflightBytes,
 		BodyTimeout:      s.BodyTimeout,
@@ -232,7 +233,8 @@ func (s *Server) webhookMux() http.Handler {
 		Served:           s.Plan.Served(),
 		KatalogDir:       katalogDir(s.Plan),
 		Log:              s.Log.WithName("convert"),
-	}))
+	})
+	mux.Handle(ConvertPath, s.convert)
 	return mux
 }
 
