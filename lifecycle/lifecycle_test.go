@@ -380,12 +380,15 @@ func TestVersionLifecycle(t *testing.T) {
 		stopSecond()
 		<-scDone
 	}()
+	// The controller writes storedVersions before it records the run as
+	// over: wait for both, or the status below is read in between.
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		return slices.Equal(c.crd().Status.StoredVersions, []string{"v2"}), nil
+		st, _ := sc.Status(crdName)
+		return slices.Equal(c.crd().Status.StoredVersions, []string{"v2"}) && !st.Migrating, nil
 	})
 	if err != nil {
 		st, _ := sc.Status(crdName)
-		t.Fatalf("storedVersions did not become [v2]: %v (controller: %+v)", c.crd().Status.StoredVersions, st)
+		t.Fatalf("storedVersions did not become [v2] with the migration over: %v (controller: %+v)", c.crd().Status.StoredVersions, st)
 	}
 	if got := second.n.Load(); got != objects-10 {
 		t.Errorf("the resumed controller wrote %d objects, want %d: the finished first page is not redone", got, objects-10)
