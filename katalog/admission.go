@@ -104,7 +104,7 @@ func (d *decoder) validationRules(n *yaml.Node, path string) []*ValidationRule {
 	o := d.mapping(n, path, validationBlockKeys, nil)
 	var out []*ValidationRule
 	for _, it := range d.withIncluded(o, path, "rules", "validation rules fragment") {
-		d, ipath, item := it.d, it.path, resolve(it.node)
+		d, ipath, item := it.d, it.path, Resolve(it.node)
 		if item == nil || item.Kind != yaml.MappingNode {
 			d.errorf(item, ipath, "a validation rule is a map: a condition (field: …) or rule: (CEL), with message: and action:")
 			continue
@@ -156,7 +156,7 @@ func (d *decoder) mutationRules(n *yaml.Node, path string) []*MutationRule {
 	for _, it := range d.withIncluded(o, path, "rules", "mutation rules fragment") {
 		d, ipath, item := it.d, it.path, it.node
 		ro := d.mapping(item, ipath, mutationRuleKeys, nil)
-		r := &MutationRule{Pos: d.pos(resolve(item)), Path: ipath, Field: d.str(ro["field"].value, ipath+".field"), FieldPos: d.pos(ro["field"].value)}
+		r := &MutationRule{Pos: d.pos(Resolve(item)), Path: ipath, Field: d.str(ro["field"].value, ipath+".field"), FieldPos: d.pos(ro["field"].value)}
 		switch {
 		case r.Field == "":
 			d.errorf(item, ipath, "a mutation rule needs field: (a dot path such as spec.replicas)")
@@ -187,7 +187,7 @@ func (d *decoder) security(n *yaml.Node) {
 	o := d.mapping(n, "security", securityKeys, nil)
 	s := d.loader.k.Security
 	if s == nil {
-		s = &Security{Pos: d.pos(resolve(n))}
+		s = &Security{Pos: d.pos(Resolve(n))}
 		d.loader.k.Security = s
 	}
 	for _, k := range []string{"webhooks", "conversion", "rbac"} {
@@ -247,7 +247,7 @@ func (d *decoder) withIncluded(o object, path, key, what string) []listItem {
 
 // list returns the items of a sequence, reporting anything else.
 func (d *decoder) list(n *yaml.Node, path string) []*yaml.Node {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return nil
 	}

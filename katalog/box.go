@@ -21,7 +21,7 @@ var (
 // them decode into one OperatorBox, and a setting given twice is an error.
 func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorBox {
 	o := d.mapping(n, path, boxKeys, unimplementedBox)
-	box := &OperatorBox{Pos: d.pos(resolve(n)), Default: true, Hooks: map[string]*Hook{}}
+	box := &OperatorBox{Pos: d.pos(Resolve(n)), Default: true, Hooks: map[string]*Hook{}}
 	d.reconcilerDefault(box, o, path)
 	box.Finalizers = d.strList(o["finalizers"].value, path+".finalizers")
 	d.settings(e, o, path)
@@ -189,7 +189,7 @@ func kindKeys() []string {
 }
 
 func (d *decoder) hook(box *OperatorBox, name string, n *yaml.Node, path string) *Hook {
-	h := &Hook{Name: name, Pos: d.pos(resolve(n))}
+	h := &Hook{Name: name, Pos: d.pos(Resolve(n))}
 	o := d.mapping(n, path, append(hookKeys(), "external"), unimplementedKinds)
 	if f, ok := o["prune"]; ok {
 		h.Prune = d.pruneKey(name, f.value, path+".prune")
@@ -203,7 +203,7 @@ func (d *decoder) hook(box *OperatorBox, name string, n *yaml.Node, path string)
 		if !ok {
 			continue
 		}
-		list := resolve(f.value)
+		list := Resolve(f.value)
 		if list == nil || isNull(list) {
 			continue
 		}

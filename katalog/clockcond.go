@@ -34,7 +34,7 @@ func (d *decoder) clockCondition(c *Condition, o object, n *yaml.Node, path stri
 	switch kinds[0] {
 	case "time":
 		to := d.mapping(o["time"].value, path+".time", timeKeys, nil)
-		c.Time = &TimeWindow{After: d.str(to["after"].value, path+".time.after"), Before: d.str(to["before"].value, path+".time.before"), Pos: d.pos(resolve(o["time"].value))}
+		c.Time = &TimeWindow{After: d.str(to["after"].value, path+".time.after"), Before: d.str(to["before"].value, path+".time.before"), Pos: d.pos(Resolve(o["time"].value))}
 		for _, k := range []string{"after", "before"} {
 			if v := to[k]; v.value != nil {
 				if _, err := time.Parse("15:04", d.str(v.value, path+".time."+k)); err != nil {
@@ -47,7 +47,7 @@ func (d *decoder) clockCondition(c *Condition, o object, n *yaml.Node, path stri
 		}
 	case "dayOfWeek":
 		do := d.mapping(o["dayOfWeek"].value, path+".dayOfWeek", dayOfWeekKeys, nil)
-		w := &DayOfWeek{Pos: d.pos(resolve(o["dayOfWeek"].value))}
+		w := &DayOfWeek{Pos: d.pos(Resolve(o["dayOfWeek"].value))}
 		if do.has("weekday") {
 			b := d.boolean(do["weekday"].value, path+".dayOfWeek.weekday")
 			w.Weekday = &b
@@ -63,7 +63,7 @@ func (d *decoder) clockCondition(c *Condition, o object, n *yaml.Node, path stri
 			days := d.strList(do[k].value, path+".dayOfWeek."+k)
 			for i, day := range days {
 				if !isWeekdayName(day) {
-					d.errorf(resolve(do[k].value).Content[i], path+".dayOfWeek."+k, "%q is not a day of the week; write Monday … Sunday (the original engine never matched it)", day)
+					d.errorf(Resolve(do[k].value).Content[i], path+".dayOfWeek."+k, "%q is not a day of the week; write Monday … Sunday (the original engine never matched it)", day)
 				}
 			}
 			if k == "in" {

@@ -40,7 +40,7 @@ func (d *decoder) sources(top object, dir string) bool {
 			d.errorf(r.key, key+"."+name, "remote sources (%s) are not fetched by this runtime, which reads local files only; vendor the katalog into your repository and list it under %s.files", name, key)
 		}
 	}
-	list := resolve(o["files"].value)
+	list := Resolve(o["files"].value)
 	if list == nil || list.Kind != yaml.SequenceNode {
 		if list != nil && !isNull(list) {
 			d.errorf(list, key+".files", "must be a list of katalog files, got %s", describe(list))
@@ -63,7 +63,7 @@ func (d *decoder) sources(top object, dir string) bool {
 		}
 		l.stack = append(l.stack, p)
 		for _, doc := range l.parse(p, item, d.fileOf(item)) {
-			if root := resolve(doc); root != nil && !isNull(root) {
+			if root := Resolve(doc); root != nil && !isNull(root) {
 				l.k.Docs = append(l.k.Docs, &Document{File: p, Root: doc})
 				if !contains(l.k.Files, p) {
 					l.k.Files = append(l.k.Files, p)
@@ -84,7 +84,7 @@ func (d *decoder) crdEntryOrOverride(name string, nameNode, body *yaml.Node, lis
 	switch {
 	case prev == nil:
 	case overriding:
-		body = mergeNodes(prev.node, resolve(body))
+		body = mergeNodes(prev.node, Resolve(body))
 		listForm = listForm || prev.listForm
 		d.loader.remove(prev)
 	case prev.Pos.File != d.file && len(d.loader.stack) > 0:
@@ -104,7 +104,7 @@ func (l *loader) remove(e *CRDEntry) {
 // mergeNodes returns base overridden by over: keys of two mappings merge
 // recursively, anything else is replaced. Neither input is modified.
 func mergeNodes(base, over *yaml.Node) *yaml.Node {
-	base, over = resolve(base), resolve(over)
+	base, over = Resolve(base), Resolve(over)
 	if base == nil || over == nil || base.Kind != yaml.MappingNode || over.Kind != yaml.MappingNode {
 		return over
 	}
@@ -153,7 +153,7 @@ func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, 
 		md.errorf(orNode(mo["kind"].value, root), "kind", "an imported motif must be kind: Motif, got %q", kind)
 		return nil, nil, nil
 	}
-	imp := &MotifImport{File: md.file, Pos: d.pos(resolve(item)), Path: path, Inputs: md.inputs(mo["inputs"].value)}
+	imp := &MotifImport{File: md.file, Pos: d.pos(Resolve(item)), Path: path, Inputs: md.inputs(mo["inputs"].value)}
 	d.bind(imp, o["with"], path)
 	if f, ok := mo["profiles"]; ok {
 		md.profiles(f.value, "profiles")
@@ -167,7 +167,7 @@ func (d *decoder) motif(item *yaml.Node, path string, keys []string) (*decoder, 
 // pkg/types/motif.go MotifResources), and its status fields after the
 // box's. They read the import's inputs.
 func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
-	list := resolve(n)
+	list := Resolve(n)
 	if list == nil || list.Kind != yaml.SequenceNode {
 		if list != nil && !isNull(list) {
 			d.errorf(list, path, "must be a list of `- motif: PATH` imports, got %s", describe(list))
@@ -180,7 +180,7 @@ func (d *decoder) motifImports(box *OperatorBox, n *yaml.Node, path string) {
 			continue
 		}
 		if f, ok := mo["resources"]; ok {
-			reconciled, created := resolve(f.value), (*yaml.Node)(nil)
+			reconciled, created := Resolve(f.value), (*yaml.Node)(nil)
 			if reconciled != nil && reconciled.Kind == yaml.MappingNode {
 				created, reconciled = splitKeys(reconciled, []string{"onCreate"}, nil)
 			}
@@ -238,7 +238,7 @@ func (d *decoder) resolveInputs(r *Resource) {
 // to share notes (user-defined template functions), which join the
 // katalog's own.
 func (d *decoder) specImports(n *yaml.Node, dir string) {
-	list := resolve(n)
+	list := Resolve(n)
 	if list == nil || list.Kind != yaml.SequenceNode {
 		if list != nil && !isNull(list) {
 			d.errorf(list, "spec.imports", "must be a list of `- motif: PATH` imports, got %s", describe(list))

@@ -11,7 +11,7 @@ import (
 // when decodes `when:`/`or:`: a CEL string, or a list of CEL strings and
 // legacy structured conditions.
 func (d *decoder) when(n *yaml.Node, path string) *When {
-	n = resolve(n)
+	n = Resolve(n)
 	w := &When{Pos: d.pos(n)}
 	if n == nil || isNull(n) {
 		return w
@@ -22,7 +22,7 @@ func (d *decoder) when(n *yaml.Node, path string) *When {
 	case yaml.SequenceNode:
 		for i, item := range n.Content {
 			ipath := fmt.Sprintf("%s[%d]", path, i)
-			item = resolve(item)
+			item = Resolve(item)
 			switch {
 			case item == nil:
 			case item.Kind == yaml.ScalarNode:
@@ -155,7 +155,7 @@ func (d *decoder) upstreamShorthand(key string, c *Condition, k *yaml.Node, path
 // operand stringifies a condition operand the way the original engine
 // compared it: a list becomes its comma-joined items.
 func (d *decoder) operand(n *yaml.Node, path string) string {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return ""
 	}

@@ -11,9 +11,9 @@ import (
 // flat layout) or admission.conversion (upstream's newest).
 func (d *decoder) conversion(n *yaml.Node, path string) *Conversion {
 	o := d.mapping(n, path, conversionKeys, unimplementedConversion)
-	c := &Conversion{Pos: d.pos(resolve(n)), Path: path}
+	c := &Conversion{Pos: d.pos(Resolve(n)), Path: path}
 	c.StorageVersion, c.StoragePos = d.str(o["storageVersion"].value, path+".storageVersion"), d.pos(o["storageVersion"].value)
-	list := resolve(o["paths"].value)
+	list := Resolve(o["paths"].value)
 	if list == nil || isNull(list) {
 		return c
 	}
@@ -24,7 +24,7 @@ func (d *decoder) conversion(n *yaml.Node, path string) *Conversion {
 	for i, item := range list.Content {
 		ipath := fmt.Sprintf("%s.paths[%d]", path, i)
 		po := d.mapping(item, ipath, conversionPathKeys, nil)
-		p := &ConversionPath{Pos: d.pos(resolve(item)), Index: i}
+		p := &ConversionPath{Pos: d.pos(Resolve(item)), Index: i}
 		p.From, p.FromPos = d.str(po["from"].value, ipath+".from"), d.pos(po["from"].value)
 		p.To, p.ToPos = d.str(po["to"].value, ipath+".to"), d.pos(po["to"].value)
 		if p.From == "" || p.To == "" {
@@ -68,7 +68,7 @@ func (d *decoder) conversion(n *yaml.Node, path string) *Conversion {
 // check, explain and a failed conversion is shown.
 func (d *decoder) mayFail(n *yaml.Node, p *ConversionPath, path string) string {
 	example := fmt.Sprintf("e.g. mayFail: \"spec.tier is free text at %s; objects whose tier is not a label value do not convert\"", p.From)
-	n = resolve(n)
+	n = Resolve(n)
 	switch {
 	case n == nil || isNull(n) || n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.TrimSpace(n.Value) == "":
 		d.errorf(n, path, "mayFail needs the reason the path may fail on objects the %s schema accepts (%s); remove mayFail if it cannot fail", p.From, example)

@@ -36,7 +36,7 @@ func (d *decoder) customKey(r *Resource, k, v *yaml.Node, path string) bool {
 // metadata, merged under the top-level ones when the object is built.
 func (d *decoder) customMetadata(r *Resource, k, v *yaml.Node, path string) {
 	o := d.mapping(v, path, customMetadataKeys, nil)
-	md := &Value{Kind: MapValue, Pos: d.pos(resolve(v)), Node: resolve(v)}
+	md := &Value{Kind: MapValue, Pos: d.pos(Resolve(v)), Node: Resolve(v)}
 	for _, key := range customMetadataKeys {
 		f, ok := o[key]
 		if !ok {

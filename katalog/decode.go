@@ -80,8 +80,9 @@ func (d *decoder) warnf(n *yaml.Node, field, format string, args ...any) {
 	*d.diags = append(*d.diags, Diagnostic{Pos: d.pos(n), Severity: Warning, Entry: d.entry, Field: field, Message: fmt.Sprintf(format, args...), owner: d.owner})
 }
 
-// resolve follows aliases and unwraps document nodes.
-func resolve(n *yaml.Node) *yaml.Node {
+// Resolve follows aliases and unwraps document nodes (one owner: the spec
+// readers use it too).
+func Resolve(n *yaml.Node) *yaml.Node {
 	for n != nil && (n.Kind == yaml.AliasNode || n.Kind == yaml.DocumentNode) {
 		if n.Kind == yaml.AliasNode {
 			n = n.Alias
@@ -120,7 +121,7 @@ func (o object) has(k string) bool { _, ok := o[k]; return ok }
 // as errors, keys of the original format that this runtime does not implement
 // as warnings, and duplicate keys as errors; it returns the known keys.
 func (d *decoder) mapping(n *yaml.Node, path string, known, unimplemented []string) object {
-	n = resolve(n)
+	n = Resolve(n)
 	out := object{}
 	if n == nil {
 		return out
@@ -198,7 +199,7 @@ func describe(n *yaml.Node) string {
 
 // str decodes a scalar string (any scalar is accepted as its text).
 func (d *decoder) str(n *yaml.Node, path string) string {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return ""
 	}
@@ -210,7 +211,7 @@ func (d *decoder) str(n *yaml.Node, path string) string {
 }
 
 func (d *decoder) boolean(n *yaml.Node, path string) bool {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return false
 	}
@@ -227,7 +228,7 @@ func (d *decoder) boolean(n *yaml.Node, path string) bool {
 }
 
 func (d *decoder) integer(n *yaml.Node, path string) (int, bool) {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return 0, false
 	}
@@ -241,7 +242,7 @@ func (d *decoder) integer(n *yaml.Node, path string) (int, bool) {
 }
 
 func (d *decoder) strList(n *yaml.Node, path string) []string {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return nil
 	}
@@ -269,7 +270,7 @@ func (d *decoder) value(n *yaml.Node, path string) *Value {
 	if d.aliasDepth > 0 && !d.countAliasNode() {
 		return &Value{Kind: NullValue, Pos: d.pos(orig), Node: orig}
 	}
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil {
 		return &Value{Kind: NullValue, Pos: d.pos(orig), Node: orig}
 	}

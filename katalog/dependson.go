@@ -37,7 +37,7 @@ const (
 // of conds), a map of name → condition, a map of name → {condition: …}.
 // what names what the names are, for messages.
 func (d *decoder) dependencies(n *yaml.Node, path, what string, conds []string) []*Dependency {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return nil
 	}
@@ -55,7 +55,7 @@ func (d *decoder) dependencies(n *yaml.Node, path, what string, conds []string) 
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for i, item := range n.Content {
-			item = resolve(item)
+			item = Resolve(item)
 			if item == nil || item.Kind != yaml.ScalarNode {
 				d.errorf(item, fmt.Sprintf("%s[%d]", path, i), "dependsOn lists %s names (or maps them to a condition)", what)
 				continue
@@ -64,7 +64,7 @@ func (d *decoder) dependencies(n *yaml.Node, path, what string, conds []string) 
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], resolve(n.Content[i+1])
+			k, v := n.Content[i], Resolve(n.Content[i+1])
 			p := join(path, k.Value)
 			switch {
 			case v == nil || isNull(v):

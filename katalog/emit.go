@@ -46,7 +46,7 @@ func (ev *EmitEvent) Field() string { return "operatorBox.emit.events." + ev.Nam
 
 // emitEvents decodes operatorBox.emit.events: a map of name → event.
 func (d *decoder) emitEvents(n *yaml.Node, path string) []*EmitEvent {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return nil
 	}
@@ -88,7 +88,7 @@ func (d *decoder) emitEvent(k, v *yaml.Node, path string) *EmitEvent {
 		d.errorf(k, path, "an event needs message: (text, ${CEL} or a {{ template }})")
 		ok = false
 	} else if ev.Message = d.value(o["message"].value, path+".message"); ev.Message.Kind != StringValue {
-		d.errorf(o["message"].value, path+".message", "message is a string (text, ${CEL} or a {{ template }}), got %s", describe(resolve(o["message"].value)))
+		d.errorf(o["message"].value, path+".message", "message is a string (text, ${CEL} or a {{ template }}), got %s", describe(Resolve(o["message"].value)))
 		ok = false
 	}
 	if f, has := o["type"]; has {
@@ -114,7 +114,7 @@ func (d *decoder) emitEvent(k, v *yaml.Node, path string) *EmitEvent {
 
 // emitOn decodes on: one of success, failure, always, or a list of them.
 func (d *decoder) emitOn(ev *EmitEvent, n *yaml.Node, path string) bool {
-	n = resolve(n)
+	n = Resolve(n)
 	var items []*yaml.Node
 	switch {
 	case n != nil && n.Kind == yaml.ScalarNode && !isNull(n):

@@ -23,7 +23,7 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	if !listForm {
 		keys = entryKeys[1:]
 	}
-	e := &CRDEntry{Name: name, Pos: d.pos(nameNode), Enabled: true, Workers: 1, Endpoints: AllEndpoints, dir: dir, node: resolve(body), listForm: listForm}
+	e := &CRDEntry{Name: name, Pos: d.pos(nameNode), Enabled: true, Workers: 1, Endpoints: AllEndpoints, dir: dir, node: Resolve(body), listForm: listForm}
 	d.owner = e
 	defer func() { d.owner = nil }()
 	o := d.mapping(body, "", keys, unimplementedEntry)
@@ -58,7 +58,7 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		d.normalize(e, f)
 	}
 	for i, f := range d.strList(o["crFiles"].value, "crFiles") {
-		at, field := resolve(o["crFiles"].value).Content[i], fmt.Sprintf("crFiles[%d]", i)
+		at, field := Resolve(o["crFiles"].value).Content[i], fmt.Sprintf("crFiles[%d]", i)
 		p := resolvePath(d.dirOf(at, dir), f)
 		if _, err := os.Stat(p); err != nil {
 			d.errorf(at, field, "sample object file %s not found (paths are relative to the katalog's directory)", f)
@@ -127,7 +127,7 @@ func (d *decoder) apiTypes(e *CRDEntry, f field) {
 	e.APITypes.Version = d.str(o["version"].value, "apiTypes.version")
 	e.APITypes.Kind = d.str(o["kind"].value, "apiTypes.kind")
 	e.APITypes.Plural = d.str(o["plural"].value, "apiTypes.plural")
-	e.APITypes.Pos = d.pos(resolve(f.value))
+	e.APITypes.Pos = d.pos(Resolve(f.value))
 	for _, k := range []string{"group", "version", "kind", "plural"} {
 		if o.has(k) {
 			e.APITypes.FieldPos[k] = d.pos(o[k].value)

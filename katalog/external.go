@@ -99,7 +99,7 @@ func (d *decoder) external(box *OperatorBox, hook string, n *yaml.Node, path str
 	for i, item := range d.list(n, path) {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
 		o := d.mapping(item, ipath, externalKeys, nil)
-		c := &ExternalCall{Pos: d.pos(resolve(item)), Field: ipath, Hook: hook, Method: http.MethodGet,
+		c := &ExternalCall{Pos: d.pos(Resolve(item)), Field: ipath, Hook: hook, Method: http.MethodGet,
 			Timeout: DefaultExternalTimeout, CacheFor: DefaultExternalCacheFor, Retries: DefaultExternalRetries, MaxBytes: DefaultExternalMaxBytes}
 		if f, ok := o["name"]; ok {
 			c.Name, c.NamePos = d.str(f.value, ipath+".name"), d.pos(f.value)
@@ -107,12 +107,12 @@ func (d *decoder) external(box *OperatorBox, hook string, n *yaml.Node, path str
 				d.errorf(f.value, ipath+".name", "name %q is not a name expressions can read (letters, digits, _ and -, starting with a letter)", c.Name)
 			}
 		} else {
-			d.errorf(resolve(item), ipath, "an external call needs name: (its result reads as external.<name>)")
+			d.errorf(Resolve(item), ipath, "an external call needs name: (its result reads as external.<name>)")
 		}
 		if f, ok := o["url"]; ok {
 			c.URL = d.stringValue(f.value, ipath+".url")
 		} else {
-			d.errorf(resolve(item), ipath, "an external call needs url:")
+			d.errorf(Resolve(item), ipath, "an external call needs url:")
 		}
 		if f, ok := o["method"]; ok {
 			c.Method = strings.ToUpper(d.str(f.value, ipath+".method"))
@@ -201,7 +201,7 @@ func (d *decoder) external(box *OperatorBox, hook string, n *yaml.Node, path str
 func (d *decoder) stringValue(n *yaml.Node, path string) *Value {
 	v := d.value(n, path)
 	if v.Kind != StringValue {
-		d.errorf(n, path, "must be a string, got %s", describe(orNode(resolve(n), &yaml.Node{})))
+		d.errorf(n, path, "must be a string, got %s", describe(orNode(Resolve(n), &yaml.Node{})))
 	}
 	return v
 }
@@ -278,7 +278,7 @@ func (d *decoder) durationKey(o object, key, path string, def, max time.Duration
 // form.
 func (d *decoder) bodySchema(n *yaml.Node, path string) (*apiextensionsv1.JSONSchemaProps, *structuralschema.Structural) {
 	var raw any
-	if err := resolve(n).Decode(&raw); err != nil {
+	if err := Resolve(n).Decode(&raw); err != nil {
 		d.errorf(n, path, "schema: %v", err)
 		return nil, nil
 	}
@@ -308,7 +308,7 @@ func (d *decoder) allowedHosts(k *Katalog, f field) {
 		p := fmt.Sprintf("spec.allowedHosts[%d]", i)
 		name := strings.TrimPrefix(h, "*.")
 		if h == "" || strings.ContainsAny(name, "*/:@ ") || strings.Contains(h, "{{") {
-			d.errorf(resolve(f.value).Content[i], p, "allowedHosts lists host names (api.example.com) or *.suffix (*.example.com), got %q", h)
+			d.errorf(Resolve(f.value).Content[i], p, "allowedHosts lists host names (api.example.com) or *.suffix (*.example.com), got %q", h)
 			continue
 		}
 		k.AllowedHosts = append(k.AllowedHosts, strings.ToLower(h))

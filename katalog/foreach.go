@@ -18,7 +18,7 @@ import (
 // written `${self.spec.regions}`). Several iterators each need an alias, all
 // different: `each` and `value` would not say which item they mean.
 func (d *decoder) forEach(n *yaml.Node, path string) []*ForEach {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || n.Kind != yaml.SequenceNode {
 		if f := d.iterator(n, path); f != nil {
 			return []*ForEach{f}
@@ -58,7 +58,7 @@ func (d *decoder) forEach(n *yaml.Node, path string) []*ForEach {
 
 // iterator decodes one iterator: {field, as} or {alias: field}.
 func (d *decoder) iterator(n *yaml.Node, path string) *ForEach {
-	n = resolve(n)
+	n = Resolve(n)
 	if n != nil && n.Kind == yaml.MappingNode && len(n.Content) == 2 && !contains(forEachKeys, n.Content[0].Value) {
 		// kro's form: the alias is the key.
 		k, v := n.Content[0], n.Content[1]

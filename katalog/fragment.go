@@ -21,7 +21,7 @@ func (d *decoder) fragment(n *yaml.Node, path, what string) (*decoder, *yaml.Nod
 		return nil, nil
 	}
 	for _, doc := range l.parse(file, n, d.fileOf(n)) {
-		root := resolve(doc)
+		root := Resolve(doc)
 		if root == nil || isNull(root) {
 			continue
 		}

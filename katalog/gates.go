@@ -97,7 +97,7 @@ var (
 // preReconcile decodes operatorBox.preReconcile.
 func (d *decoder) preReconcile(n *yaml.Node, path string) *Gates {
 	o := d.mapping(n, path, preReconcileKeys, []string{"external"})
-	g := &Gates{Pos: d.pos(resolve(n))}
+	g := &Gates{Pos: d.pos(Resolve(n))}
 	g.ReconcileWhen, g.ReconcileOr = d.gateConditions(o, path)
 	if f, ok := o["reconcileGate"]; ok {
 		if g.ReconcileWhen != nil || g.ReconcileOr != nil {

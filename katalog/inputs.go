@@ -65,7 +65,7 @@ func (d *decoder) inputs(n *yaml.Node) []*MotifInput {
 	for i, item := range d.list(n, "inputs") {
 		path := fmt.Sprintf("inputs[%d]", i)
 		o := d.mapping(item, path, inputKeys, nil)
-		in := &MotifInput{Name: d.str(o["name"].value, path+".name"), Description: d.str(o["description"].value, path+".description"), Pos: d.pos(resolve(item))}
+		in := &MotifInput{Name: d.str(o["name"].value, path+".name"), Description: d.str(o["description"].value, path+".description"), Pos: d.pos(Resolve(item))}
 		if in.Name == "" {
 			d.errorf(item, path, "an input needs name:")
 			continue
@@ -104,7 +104,7 @@ func (d *decoder) bind(imp *MotifImport, with field, path string) {
 		declared[in.Name] = true
 	}
 	if with.value != nil {
-		w := resolve(with.value)
+		w := Resolve(with.value)
 		if w.Kind != yaml.MappingNode {
 			d.errorf(w, path+".with", "with: maps the motif's inputs to values, got %s", describe(w))
 			return

@@ -183,7 +183,7 @@ func (l *loader) record(n *yaml.Node, file string) {
 
 func (l *loader) loadFile(path string, strict bool) {
 	for _, doc := range l.parse(path, nil, "") {
-		root := resolve(doc)
+		root := Resolve(doc)
 		if root == nil || isNull(root) {
 			continue
 		}
@@ -295,7 +295,7 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 	if f, ok := spec["allowedHosts"]; ok {
 		d.allowedHosts(k, f)
 	}
-	crdsNode := resolve(spec["crds"].value)
+	crdsNode := Resolve(spec["crds"].value)
 	if crdsNode == nil {
 		if !sources {
 			d.errorf(top["spec"].key, "spec.crds", "spec.crds is missing; declare at least one CRD entry")
@@ -310,7 +310,7 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 		}
 	case yaml.SequenceNode:
 		for i, item := range crdsNode.Content {
-			item = resolve(item)
+			item = Resolve(item)
 			name := ""
 			var nameNode *yaml.Node
 			if item != nil && item.Kind == yaml.MappingNode {

@@ -105,7 +105,7 @@ func hookKeys() []string { return append(kindKeys(), "prune") }
 
 // switchKey decodes a boolean control key.
 func (d *decoder) switchKey(n *yaml.Node, path string) *Switch {
-	return &Switch{Value: d.boolean(n, path), Pos: d.pos(resolve(n)), Field: path}
+	return &Switch{Value: d.boolean(n, path), Pos: d.pos(Resolve(n)), Field: path}
 }
 
 // reconcileKey decodes a declaration's reconcile:. Under onReconcile, false

@@ -167,7 +167,7 @@ func (d *decoder) patterns(f field, path string) []string {
 	list := d.strList(f.value, path)
 	for i, p := range list {
 		if msg := checkPattern(p); msg != "" {
-			d.errorf(resolve(f.value).Content[i], fmt.Sprintf("%s[%d]", path, i), "%q %s", p, msg)
+			d.errorf(Resolve(f.value).Content[i], fmt.Sprintf("%s[%d]", path, i), "%q %s", p, msg)
 		}
 	}
 	return list

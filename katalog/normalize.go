@@ -45,7 +45,7 @@ func (d *decoder) normalize(e *CRDEntry, f field) {
 	if o.has("audit") {
 		nz.Audit = d.boolean(o["audit"].value, "normalize.audit")
 	}
-	spec := resolve(o["spec"].value)
+	spec := Resolve(o["spec"].value)
 	if spec == nil || spec.Kind != yaml.MappingNode || len(spec.Content) == 0 {
 		d.errorf(f.key, "normalize.spec", "normalize needs spec: a map of spec field paths to the value each is rewritten to, e.g. spec: {environment: '{{ .spec.environment | toLower }}'}")
 		return
@@ -92,7 +92,7 @@ func checkDotPath(p string) string {
 
 // stringMap decodes a map of strings.
 func (d *decoder) stringMap(n *yaml.Node, path string) map[string]string {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return nil
 	}

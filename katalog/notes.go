@@ -17,14 +17,14 @@ var noteNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // examples/intermediate/09-notes/04-komposer), as does a later imported
 // file's; two of one file are an error.
 func (d *decoder) notes(k *Katalog, n *yaml.Node, overriding bool) {
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || isNull(n) {
 		return
 	}
 	list, path := n, "notes"
 	if n.Kind == yaml.MappingNode {
 		o := d.mapping(n, "notes", []string{"functions"}, []string{"include"})
-		list, path = resolve(o["functions"].value), "notes.functions"
+		list, path = Resolve(o["functions"].value), "notes.functions"
 		if list == nil || isNull(list) {
 			return
 		}
@@ -36,7 +36,7 @@ func (d *decoder) notes(k *Katalog, n *yaml.Node, overriding bool) {
 	for i, item := range list.Content {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
 		o := d.mapping(item, ipath, noteKeys, nil)
-		note := &Note{Name: d.str(o["name"].value, ipath+".name"), Description: d.str(o["description"].value, ipath+".description"), Pos: d.pos(resolve(item))}
+		note := &Note{Name: d.str(o["name"].value, ipath+".name"), Description: d.str(o["description"].value, ipath+".description"), Pos: d.pos(Resolve(item))}
 		note.Shadow = d.boolean(o["shadow"].value, ipath+".shadow")
 		note.NamePos = d.pos(o["name"].value)
 		switch {

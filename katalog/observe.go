@@ -105,7 +105,7 @@ func (d *decoder) cross(box *OperatorBox, n *yaml.Node, path string) {
 	for i, item := range d.list(n, path) {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
 		o := d.mapping(item, ipath, append(crossKeys[:len(crossKeys):len(crossKeys)], "source"), nil)
-		ob := &Observation{Pos: d.pos(resolve(item)), Field: ipath, MaxMatches: DefaultMaxMatches}
+		ob := &Observation{Pos: d.pos(Resolve(item)), Field: ipath, MaxMatches: DefaultMaxMatches}
 		if f, ok := o["source"]; ok {
 			ob.sourceKey = f.key
 		}
@@ -122,7 +122,7 @@ func (d *decoder) cross(box *OperatorBox, n *yaml.Node, path string) {
 			ob.AsPos = ob.TargetPos
 		}
 		if ob.As == "" {
-			d.errorf(resolve(item), ipath+".as", "a cross read whose target is apiVersion/kind needs as: (the name its objects are read by, cross.<as>)")
+			d.errorf(Resolve(item), ipath+".as", "a cross read whose target is apiVersion/kind needs as: (the name its objects are read by, cross.<as>)")
 		} else if !validInputName(ob.As) {
 			d.errorAt(ob.AsPos, ipath+".as", "as: %q is not a name expressions can read (letters, digits, _ and -, starting with a letter)", ob.As)
 		}
@@ -153,7 +153,7 @@ func (d *decoder) watch(box *OperatorBox, n *yaml.Node, path string) {
 	for i, item := range d.list(n, path) {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
 		o := d.mapping(item, ipath, watchKeys, []string{"enqueueGate", "include"})
-		ob := &Observation{Pos: d.pos(resolve(item)), Field: ipath}
+		ob := &Observation{Pos: d.pos(Resolve(item)), Field: ipath}
 		d.target(ob, o, ipath, false)
 		d.selector(ob, o, ipath)
 		for _, v := range []*Value{ob.Name, ob.Namespace, ob.LabelSelector} {
@@ -164,7 +164,7 @@ func (d *decoder) watch(box *OperatorBox, n *yaml.Node, path string) {
 		if f, ok := o["on"]; ok {
 			for j, ev := range d.strList(f.value, ipath+".on") {
 				if ev != EventCreate && ev != EventUpdate && ev != EventDelete {
-					d.errorf(resolve(f.value).Content[j], fmt.Sprintf("%s.on[%d]", ipath, j), "event %q is not create, update or delete%s", ev, DidYouMean(ev, []string{EventCreate, EventUpdate, EventDelete}))
+					d.errorf(Resolve(f.value).Content[j], fmt.Sprintf("%s.on[%d]", ipath, j), "event %q is not create, update or delete%s", ev, DidYouMean(ev, []string{EventCreate, EventUpdate, EventDelete}))
 					continue
 				}
 				ob.On = append(ob.On, ev)
@@ -235,7 +235,7 @@ func (d *decoder) selector(ob *Observation, o object, path string) {
 		}
 		v := d.value(f.value, path+"."+k)
 		if v.Kind != StringValue {
-			d.errorf(f.value, path+"."+k, "%s must be a string, got %s", k, describe(resolve(f.value)))
+			d.errorf(f.value, path+"."+k, "%s must be a string, got %s", k, describe(Resolve(f.value)))
 			continue
 		}
 		switch k {

@@ -93,7 +93,7 @@ func (d *decoder) profiles(n *yaml.Node, path string) {
 		if !ok {
 			continue
 		}
-		list := resolve(f.value)
+		list := Resolve(f.value)
 		if list == nil || list.Kind != yaml.SequenceNode {
 			d.errorf(f.value, path+"."+c.Key, "must be a list of `- name: …` %ss, got %s", c.What, describe(orNode(list, f.key)))
 			continue
@@ -107,7 +107,7 @@ func (d *decoder) profiles(n *yaml.Node, path string) {
 				continue
 			}
 			p := &Profile{Class: c.Key, Name: name, Description: d.str(po["description"].value, ipath+".description"),
-				Fields: &Value{Kind: MapValue, Pos: d.pos(resolve(item)), Node: resolve(item)}, Pos: d.pos(po["name"].value)}
+				Fields: &Value{Kind: MapValue, Pos: d.pos(Resolve(item)), Node: Resolve(item)}, Pos: d.pos(po["name"].value)}
 			for _, k := range c.Fields {
 				if fv, ok := po[k]; ok {
 					p.Fields.Map = append(p.Fields.Map, &MapEntry{Key: k, KeyPos: d.pos(fv.key), Value: d.value(fv.value, ipath+"."+k)})

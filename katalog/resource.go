@@ -8,7 +8,7 @@ import (
 
 func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path string) *Resource {
 	spec := ResourceKinds[kind]
-	n = resolve(n)
+	n = Resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.errorf(n, path, "a %s entry must be a map of fields, got %s", kind, describe(orNode(n, &yaml.Node{})))
 		return nil

@@ -57,7 +57,7 @@ func (d *decoder) runtime(e *CRDEntry, box *OperatorBox, o object, n *yaml.Node,
 
 func (d *decoder) cleanup(n *yaml.Node, path string) *Cleanup {
 	co := d.mapping(n, path, cleanupKeys, nil)
-	c := &Cleanup{Pos: d.pos(resolve(n))}
+	c := &Cleanup{Pos: d.pos(Resolve(n))}
 	c.When, c.Or = d.gateConditions(co, path)
 	if c.When.Empty() && c.Or.Empty() {
 		d.errorf(n, path, "cleanup deletes the custom resource once its condition holds: give it when: or or:, e.g. when: [\"self.status.?phase.orValue('') == 'Succeeded'\"]")

@@ -45,7 +45,7 @@ func (d *decoder) settings(e *CRDEntry, o object, path string) {
 
 func (d *decoder) queue(n *yaml.Node, path string) *Queue {
 	o := d.mapping(n, path, queueKeys, []string{"behaviour"})
-	q := &Queue{Pos: d.pos(resolve(n))}
+	q := &Queue{Pos: d.pos(Resolve(n))}
 	for _, key := range []string{"maxDepth", "maxQueueDepth"} {
 		if f, ok := o[key]; ok {
 			if v, ok := d.integer(f.value, join(path, key)); ok {
@@ -62,7 +62,7 @@ func (d *decoder) queue(n *yaml.Node, path string) *Queue {
 	if f, ok := o["failureThreshold"]; ok {
 		v, err := strconv.ParseFloat(strings.TrimSpace(d.str(f.value, join(path, "failureThreshold"))), 64)
 		if err != nil || v < 0 || v > 1 {
-			d.errorf(f.value, join(path, "failureThreshold"), "failureThreshold is the share of failed reconciles (0 to 1) over which the entry reports degraded, got %q", resolve(f.value).Value)
+			d.errorf(f.value, join(path, "failureThreshold"), "failureThreshold is the share of failed reconciles (0 to 1) over which the entry reports degraded, got %q", Resolve(f.value).Value)
 		}
 		q.FailureThreshold = v
 	}

@@ -9,7 +9,7 @@ import (
 
 func (d *decoder) status(n *yaml.Node, path string) *Status {
 	o := d.mapping(n, path, statusKeys, unimplementedStatus)
-	s := &Status{Pos: d.pos(resolve(n))}
+	s := &Status{Pos: d.pos(Resolve(n))}
 	if f, ok := o["conditions"]; ok {
 		d.statusConditions(s, f.value, path+".conditions")
 	}
@@ -17,7 +17,7 @@ func (d *decoder) status(n *yaml.Node, path string) *Status {
 	if f, ok := o["include"]; ok {
 		items = d.includedFields(f.value, path+".include")
 	}
-	if list := resolve(o["fields"].value); list != nil && !isNull(list) {
+	if list := Resolve(o["fields"].value); list != nil && !isNull(list) {
 		if list.Kind != yaml.SequenceNode {
 			d.errorf(list, path+".fields", "must be a list of `- path: … / value: …` entries")
 			return s
@@ -27,7 +27,7 @@ func (d *decoder) status(n *yaml.Node, path string) *Status {
 	for i, item := range items {
 		ipath := fmt.Sprintf("%s.fields[%d]", path, i)
 		fo := d.mapping(item, ipath, statusFieldKeys, nil)
-		f := &StatusField{Pos: d.pos(resolve(item))}
+		f := &StatusField{Pos: d.pos(Resolve(item))}
 		f.Path = strings.TrimPrefix(d.str(fo["path"].value, ipath+".path"), "status.")
 		if f.Path == "" {
 			d.errorf(item, ipath, "a status field needs `path:` (relative to status, e.g. phase)")
@@ -87,7 +87,7 @@ func (d *decoder) includedFields(n *yaml.Node, path string) []*yaml.Node {
 	}
 	var list *yaml.Node
 	if root.Kind == yaml.MappingNode {
-		list = resolve(fd.mapping(root, "", []string{"fields"}, nil)["fields"].value)
+		list = Resolve(fd.mapping(root, "", []string{"fields"}, nil)["fields"].value)
 	}
 	if list == nil || list.Kind != yaml.SequenceNode {
 		fd.errorf(root, "fields", "a status fragment needs `fields:`, a list of `- path: … / value: …` entries")

@@ -44,7 +44,7 @@ func ConditionReasonValid(s string) bool { return len(s) <= 1024 && conditionRea
 
 // statusConditions decodes status.conditions.
 func (d *decoder) statusConditions(s *Status, n *yaml.Node, path string) {
-	n = resolve(n)
+	n = Resolve(n)
 	switch {
 	case n == nil || isNull(n):
 		return
@@ -61,7 +61,7 @@ func (d *decoder) statusConditions(s *Status, n *yaml.Node, path string) {
 	for i, item := range n.Content {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
 		o := d.mapping(item, ipath, statusConditionKeys, nil)
-		c := &StatusCondition{Pos: d.pos(resolve(item))}
+		c := &StatusCondition{Pos: d.pos(Resolve(item))}
 		if !o.has("type") || !o.has("status") {
 			d.errorf(item, ipath, "a condition needs type: and status: (a CEL boolean such as \"self.spec.replicas > 0\")")
 			continue

@@ -15,19 +15,8 @@ import (
 // maxMergeDepth bounds merge keys of merged mappings.
 const maxMergeDepth = 10
 
-// Resolve follows aliases and unwraps document nodes.
-func Resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && (n.Kind == yaml.AliasNode || n.Kind == yaml.DocumentNode) {
-		if n.Kind == yaml.AliasNode {
-			n = n.Alias
-		} else if len(n.Content) > 0 {
-			n = n.Content[0]
-		} else {
-			return nil
-		}
-	}
-	return n
-}
+// Resolve follows aliases and unwraps document nodes: katalog's rule.
+func Resolve(n *yaml.Node) *yaml.Node { return katalog.Resolve(n) }
 
 // IsNull: n is absent or null.
 func IsNull(n *yaml.Node) bool { return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
