@@ -34,6 +34,31 @@ func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, cod
 
 const website = "../../examples/website/katalog.yaml"
 
+// websiteDir makes a directory holding the website example's CRD as
+// crd.yaml, and a function writing more files into it (subdirectories
+// created) that returns each file's path.
+func websiteDir(t *testing.T) (dir string, write func(name, body string) string) {
+	t.Helper()
+	dir = t.TempDir()
+	write = func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	crd, err := os.ReadFile("../../examples/website/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("crd.yaml", string(crd))
+	return dir, write
+}
+
 func TestCheckCleanKatalog(t *testing.T) {
 	out, errOut, code := run(t, "", "check", "-f", website)
 	if code != 0 || errOut != "" {
@@ -46,16 +71,8 @@ func TestCheckCleanKatalog(t *testing.T) {
 }
 
 func TestCheckListsEveryProblemInPositionOrder(t *testing.T) {
-	dir := t.TempDir()
-	crd, err := os.ReadFile("../../examples/website/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), crd, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	k := filepath.Join(dir, "k.yaml")
-	if err := os.WriteFile(k, []byte(`apiVersion: orkestra.orkspace.io/v1
+	_, write := websiteDir(t)
+	k := write("k.yaml", `apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 spec:
   crds:
@@ -70,9 +87,7 @@ spec:
           configMaps:
             - data: {a: "${self.metadata.name"}
               when: "self.spec.replicas"
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	out, errOut, code := run(t, "", "check", "-f", k)
 	if code != 1 || out != "" {
 		t.Fatalf("exit %d, stdout %q", code, out)

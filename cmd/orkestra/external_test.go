@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,11 +10,7 @@ import (
 // naming each, before it reaches a cluster; --external-allow takes CIDR
 // ranges only.
 func TestRunDenyExternal(t *testing.T) {
-	dir := t.TempDir()
-	crd, err := os.ReadFile("../../examples/website/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, write := websiteDir(t)
 	k := `apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 metadata: {name: calls}
@@ -30,12 +25,7 @@ spec:
             - name: flags
               url: https://flags.example.com/x
 `
-	for name, body := range map[string][]byte{"crd.yaml": crd, "katalog.yaml": []byte(k)} {
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	file := filepath.Join(dir, "katalog.yaml")
+	file := write("katalog.yaml", k)
 	_, errOut, code := run(t, "", "run", "-f", file, "--deny-external", "--kubeconfig", filepath.Join(dir, "none"))
 	want := "--deny-external: the katalog declares external calls, which reach outside the cluster:\n  " + file + ":12:15: [site] operatorBox.onReconcile.external[0] (flags)"
 	if code != 1 || !strings.Contains(errOut, want) {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,20 +11,9 @@ import (
 // badKatalog has one error and one warning.
 func badKatalog(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	crd, err := os.ReadFile("../../examples/website/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), crd, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	k := filepath.Join(dir, "k.yaml")
+	_, write := websiteDir(t)
 	body := "apiVersion: orkestra.orkspace.io/v1\nkind: Katalog\nspec:\n  crds:\n    site:\n      crdFile: ./crd.yaml\n      apiTypes: {version: v1}\n      operatorBox:\n        onCreate:\n          configMaps:\n            - data: {a: \"${self.spec.imag}\"}\n"
-	if err := os.WriteFile(k, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return k
+	return write("k.yaml", body)
 }
 
 // check --format sarif is a valid SARIF 2.1.0 log (validated against the

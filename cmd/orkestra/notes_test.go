@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,22 +10,7 @@ import (
 // name (iAlexeze/orkestra examples/intermediate/09-notes/02-user-defined and
 // 03-motifs).
 func TestNotesFromKatalogAndMotif(t *testing.T) {
-	dir := t.TempDir()
-	crd, err := os.ReadFile("../../examples/website/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	write("crd.yaml", string(crd))
+	_, write := websiteDir(t)
 	write("motifs/notes.yaml", `apiVersion: orkestra.orkspace.io/v1
 kind: Motif
 notes:

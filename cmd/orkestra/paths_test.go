@@ -11,20 +11,12 @@ import (
 // --allow-outside-paths the file is read, and a file that is no Kubernetes
 // object is still an error.
 func TestCheckConfinesPathsUnlessAllowed(t *testing.T) {
-	dir := t.TempDir()
-	crd, err := os.ReadFile("../../examples/website/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), crd, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, write := websiteDir(t)
 	secret := filepath.Join(t.TempDir(), "passwd")
 	if err := os.WriteFile(secret, []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	k := filepath.Join(dir, "k.yaml")
-	if err := os.WriteFile(k, []byte(`apiVersion: orkestra.orkspace.io/v1
+	k := write("k.yaml", `apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 spec:
   crds:
@@ -32,9 +24,7 @@ spec:
       crdFile: ./crd.yaml
       apiTypes: {group: demo.orkestra.io, version: v1, kind: Website}
       crFiles: [`+secret+`]
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	realDir, _ := filepath.EvalSymlinks(dir)
 	_, stderr, code := run(t, "", "check", "-f", k)
 	want := k + ":8:17: [site] crFiles[0]: sample object file " + secret + " is outside the katalog's directory " + realDir + " (it is in no git repository); move it under that directory, or pass --allow-outside-paths to read files anywhere\n"

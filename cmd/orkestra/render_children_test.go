@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -10,19 +8,7 @@ import (
 // render --children gives expressions the observed children of the files:
 // those labelled as the resource's, and those without the label.
 func TestRenderReadsChildrenFromFiles(t *testing.T) {
-	dir := t.TempDir()
-	crd, err := os.ReadFile("../../examples/website/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	write("crd.yaml", string(crd))
+	_, write := websiteDir(t)
 	k := write("k.yaml", `apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 spec:

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,13 +9,8 @@ import (
 // render shows each child's reconcile and prune modes as loaded, and what
 // decided them, in the report and in -o json.
 func TestRenderShowsModes(t *testing.T) {
-	dir := t.TempDir()
-	crd, err := os.ReadFile("../../examples/website/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := filepath.Join(dir, "k.yaml")
-	for p, body := range map[string]string{filepath.Join(dir, "crd.yaml"): string(crd), k: `apiVersion: orkestra.orkspace.io/v1
+	_, write := websiteDir(t)
+	k := write("k.yaml", `apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 spec:
   crds:
@@ -38,11 +31,7 @@ spec:
           deployments:
             - name: "${self.metadata.name}"
               image: "${self.spec.image}"
-`} {
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+`)
 	cr := "../../examples/website/website-v1.yaml"
 	out, errOut, code := run(t, "", "render", "-f", k, cr)
 	if code != 0 {

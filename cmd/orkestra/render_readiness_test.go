@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,13 +9,8 @@ import (
 // conditions as they would be written, and the finalizer an ordered
 // deletion needs; -o manifests lists the children wave by wave.
 func TestRenderShowsReadinessAndConditions(t *testing.T) {
-	dir := t.TempDir()
-	crd, err := os.ReadFile("../../examples/website/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := filepath.Join(dir, "k.yaml")
-	for p, body := range map[string]string{filepath.Join(dir, "crd.yaml"): string(crd), k: `apiVersion: orkestra.orkspace.io/v1
+	_, write := websiteDir(t)
+	k := write("k.yaml", `apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 spec:
   crds:
@@ -40,11 +33,7 @@ spec:
             - type: Large
               status: "self.spec.replicas > 2"
               message: "${string(self.spec.replicas)} replicas"
-`} {
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+`)
 	cr := "../../examples/website/website-v1.yaml"
 	out, errOut, code := run(t, "", "render", "-f", k, cr)
 	if code != 0 {
