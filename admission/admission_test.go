@@ -17,12 +17,12 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
+	"github.com/orkspace/orkestra-cel/envassets/envtesting"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/operator"
@@ -78,10 +78,6 @@ func platform(ns, name string, spec map[string]any) *unstructured.Unstructured {
 // overrides as a MutatingAdmissionPolicy, deletion and namespace protection
 // as policies; a rule the katalog drops is removed.
 func TestAdmissionInTheAPIServer(t *testing.T) {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set; export KUBEBUILDER_ASSETS=\"$(hack/envtest-assets.sh)\"")
-	}
 	dir := t.TempDir()
 	for _, f := range []string{"crd.yaml", "katalog.yaml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", f))
@@ -94,12 +90,7 @@ func TestAdmissionInTheAPIServer(t *testing.T) {
 	}
 	plan := compile(t, dir)
 
-	env := &envtest.Environment{BinaryAssetsDirectory: assets}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := envtesting.Start(t)
 	warn := &warnings{}
 	cfg = rest.CopyConfig(cfg)
 	cfg.WarningHandler = warn

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/orkspace/orkestra-cel/envassets/envtesting"
 	"github.com/orkspace/orkestra-cel/manifests"
 )
 
@@ -24,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite deploy/ from `orkestra manifest
 // cert-manager overlay turns it into the --cert-manager output.
 func deployLayout(t *testing.T) (files map[string][]byte, base, certManager *manifests.Install) {
 	t.Helper()
-	root := repoRoot(t)
+	root := envtesting.RepoRoot(t)
 	plan := websitePlan(t)
 	paths := []string{filepath.Join(root, "examples", "website", "katalog.yaml")}
 	var err error
@@ -57,7 +58,7 @@ func deployLayout(t *testing.T) (files map[string][]byte, base, certManager *man
 // example katalog).
 func TestDeployUpToDate(t *testing.T) {
 	files, _, _ := deployLayout(t)
-	dir := filepath.Join(repoRoot(t), "deploy")
+	dir := filepath.Join(envtesting.RepoRoot(t), "deploy")
 	if *update {
 		for name, b := range files {
 			p := filepath.Join(dir, name)
@@ -99,7 +100,7 @@ func TestDeployUpToDate(t *testing.T) {
 // those of `orkestra manifests --cert-manager`.
 func TestKustomizeBuild(t *testing.T) {
 	_, base, certManager := deployLayout(t)
-	dir := filepath.Join(repoRoot(t), "deploy")
+	dir := filepath.Join(envtesting.RepoRoot(t), "deploy")
 	for _, c := range []struct {
 		path string
 		want *manifests.Install

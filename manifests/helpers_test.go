@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/orkspace/orkestra-cel/envassets/envtesting"
 
 	"github.com/go-logr/logr"
 	celgo "github.com/google/cel-go/cel"
@@ -17,57 +18,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
-	"github.com/orkspace/orkestra-cel/envassets"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/manifests"
 	"github.com/orkspace/orkestra-cel/operator"
 )
 
 func init() { ctrllog.SetLogger(logr.Discard()) }
-
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// startEnv starts a kube-apiserver and etcd; missing binaries fail the test.
-func startEnv(t *testing.T) *rest.Config {
-	t.Helper()
-	assets, err := envassets.Find(t.Context(), "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: assets}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest from %s: %v", assets, err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Logf("stopping envtest: %v", err)
-		}
-	})
-	return cfg
-}
 
 func compile(t testing.TB, files ...string) *engine.Plan {
 	t.Helper()
@@ -87,7 +48,7 @@ func compile(t testing.TB, files ...string) *engine.Plan {
 }
 
 func websitePlan(t testing.TB) *engine.Plan {
-	return compile(t, filepath.Join(repoRoot(t), "examples", "website", "katalog.yaml"))
+	return compile(t, filepath.Join(envtesting.RepoRoot(t), "examples", "website", "katalog.yaml"))
 }
 
 func generate(t testing.TB, plan *engine.Plan, opts manifests.Options) (*manifests.Install, []*unstructured.Unstructured) {

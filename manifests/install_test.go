@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/engine/conversion"
+	"github.com/orkspace/orkestra-cel/envassets/envtesting"
 	"github.com/orkspace/orkestra-cel/lifecycle/storage"
 	"github.com/orkspace/orkestra-cel/manifests"
 	"github.com/orkspace/orkestra-cel/operator"
@@ -68,7 +69,7 @@ func certManagerCRDs() []*unstructured.Unstructured {
 // Standard its namespace enforces.
 func TestServerSideApply(t *testing.T) {
 	ctx := t.Context()
-	cfg := startEnv(t)
+	cfg := envtesting.Start(t)
 	c := newClient(t, cfg)
 	apply(t, ctx, c, certManagerCRDs())
 	plan := websitePlan(t)
@@ -150,7 +151,7 @@ func resourceVersions(t *testing.T, ctx context.Context, c client.Client, objs [
 func TestRunAsServiceAccount(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	cfg := startEnv(t)
+	cfg := envtesting.Start(t)
 	admin := newClient(t, cfg)
 	plan := websitePlan(t)
 	in, objs := generate(t, plan, manifests.Options{})

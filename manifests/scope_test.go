@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/orkspace/orkestra-cel/envassets/envtesting"
 	"github.com/orkspace/orkestra-cel/manifests"
 	"github.com/orkspace/orkestra-cel/operator"
 )
@@ -34,7 +35,7 @@ import (
 func TestNamespaceScopedInstall(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	cfg := startEnv(t)
+	cfg := envtesting.Start(t)
 	admin := newClient(t, cfg)
 	plan := websitePlan(t)
 	const watched = "team-a"

@@ -20,10 +20,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/orkspace/orkestra-cel/admission"
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/envassets/envtesting"
 	"github.com/orkspace/orkestra-cel/lifecycle/crdspec"
 	"github.com/orkspace/orkestra-cel/operator"
 	"github.com/orkspace/orkestra-cel/webhook"
@@ -125,16 +125,7 @@ func startRun(t *testing.T, cfg *rest.Config, plan *engine.Plan, logs *logLines)
 // CRD), the bad object is admitted, and the other manager's rule is still
 // enforced.
 func TestRunConvergesCRDRulesToTheKatalog(t *testing.T) {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set; export KUBEBUILDER_ASSETS=\"$(hack/envtest-assets.sh)\"")
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: assets}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := envtesting.Start(t)
 	scheme := operator.Scheme()
 	_ = apiextensionsv1.AddToScheme(scheme)
 	c, err := client.New(cfg, client.Options{Scheme: scheme})

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/orkspace/orkestra-cel/envassets/envtesting"
 	"github.com/orkspace/orkestra-cel/webhook/certs"
 )
 
@@ -77,13 +78,13 @@ func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
 func TestBuiltinCertificates(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	cfg := startEnv(t)
+	cfg := envtesting.Start(t)
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	ext := apiextensionsclient.NewForConfigOrDie(cfg)
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "orkestra-system"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	plan := loadPlan(t, filepath.Join(repoRoot(t), "examples", "website", "katalog.yaml"))
+	plan := loadPlan(t, filepath.Join(envtesting.RepoRoot(t), "examples", "website", "katalog.yaml"))
 	l := listen(t)
 	crd := installWebsiteCRD(t, ctx, cfg, "https://"+l.Addr().String()+"/convert")
 
@@ -252,7 +253,7 @@ func jsonPatchBundle(b []byte) ([]byte, error) {
 // its certificate; a renewal due on all of them at once is done once.
 func TestReplicasShareOneCertificate(t *testing.T) {
 	ctx := t.Context()
-	cfg := startEnv(t)
+	cfg := envtesting.Start(t)
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	R := time.Now()
 	clk := newClock(R.Add(-250 * day))
@@ -349,7 +350,7 @@ collect:
 // what to grant.
 func TestForbiddenSecretNamesTheFix(t *testing.T) {
 	ctx := t.Context()
-	cfg := startEnv(t)
+	cfg := envtesting.Start(t)
 	nobody := rest.CopyConfig(cfg)
 	nobody.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:default:nobody"}
 	opts := certs.DefaultOptions()

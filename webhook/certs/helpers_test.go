@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orkspace/orkestra-cel/envassets/envtesting"
+
 	"github.com/go-logr/logr"
 	celgo "github.com/google/cel-go/cel"
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,57 +26,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/engine"
 	celengine "github.com/orkspace/orkestra-cel/engine/cel"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
 	"github.com/orkspace/orkestra-cel/engine/gotmpl"
-	"github.com/orkspace/orkestra-cel/envassets"
 	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/webhook"
 )
-
-// repoRoot is the module root (tests run in their package directory).
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// startEnv starts a kube-apiserver and etcd. Missing binaries fail the test:
-// this behaviour needs a real API server.
-func startEnv(t *testing.T) *rest.Config {
-	t.Helper()
-	assets, err := envassets.Find(t.Context(), "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: assets}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest from %s: %v", assets, err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Logf("stopping envtest: %v", err)
-		}
-	})
-	return cfg
-}
 
 func loadPlan(t *testing.T, file string) *engine.Plan {
 	t.Helper()
@@ -107,7 +67,7 @@ func listen(t *testing.T) net.Listener {
 // webhook at url, without a caBundle, and waits until it is established.
 func installWebsiteCRD(t *testing.T, ctx context.Context, cfg *rest.Config, url string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", "website", "crd.yaml"))
+	data, err := os.ReadFile(filepath.Join(envtesting.RepoRoot(t), "examples", "website", "crd.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
