@@ -9,7 +9,8 @@ import (
 // Readiness and order of a custom resource's children, kro's readyWhen and
 // dependency graph (katalog/readiness.go decodes them): readyWhen is
 // compiled over the observed child — self typed by its kind's schema, a
-// forEach child's item readable as in its other expressions — and
+// forEach child's item and a motif's inputs readable as in its other
+// expressions — and
 // dependsOn is resolved to the declarations it names, which gives every
 // declaration its wave: the order children are made in, and deleted in
 // reverse.
@@ -28,6 +29,9 @@ func (c *compiler) readyWhen(sc compileScope, r *katalog.Resource, out *Resource
 		return nil
 	}
 	rsc := compileScope{entry: sc.entry, self: c.declarationSchema(r, out), selfVersion: declarationKind(r, out), timed: sc.timed}
+	if out.Inputs != nil {
+		rsc = rsc.withInputs(out.Inputs)
+	}
 	if out.ForEach != nil {
 		rsc = rsc.withForEach(out.ForEach)
 	}

@@ -354,7 +354,8 @@ onReconcile:
 }
 
 // A motif's declarations read the inputs its import binds: values taken
-// from the custom resource follow it, literals and defaults are typed.
+// from the custom resource follow it, literals and defaults are typed, and
+// readyWhen, over the child, reads them as well.
 func TestMotifInputsReachTheAPIServer(t *testing.T) {
 	dir := t.TempDir()
 	motif := `apiVersion: orkestra.orkspace.io/v1
@@ -370,6 +371,7 @@ resources:
       image: '{{ index .inputs "image" }}'
       replicas: "${inputs.replicas}"
       resources: {profile: "{{ .inputs.tier }}"}
+      readyWhen: "self.status.?readyReplicas.orValue(0) >= inputs.replicas"
 status:
   fields:
     - {path: phase, value: "{{ .inputs.image }}"}
@@ -387,6 +389,11 @@ onReconcile: {}
 `)
 	h := startOperator(t, plan)
 	create(t, widget(h.ns, "app", map[string]any{"image": "nginx:1", "channel": "tiny"}))
+	// readyWhen reads the inputs too: ready at the replicas the import binds.
+	readyAs(t, h.ns, "app", "False", ReasonNotReady, "Deployment "+h.ns+"/app-web: readyWhen")
+	setDeploymentStatus(t, h.ns, "app-web", 1)
+	readyAs(t, h.ns, "app", "False", ReasonNotReady, "Deployment "+h.ns+"/app-web: readyWhen")
+	setDeploymentStatus(t, h.ns, "app-web", 2)
 	converged(t, h.ns, "app")
 	var d appsv1.Deployment
 	mustGet(t, h.ns, "app-web", &d)
