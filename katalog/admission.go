@@ -80,7 +80,7 @@ func (d *decoder) admission(e *CRDEntry, o object) (conv field, convPath string)
 				continue
 			}
 			if flat, both := blocks[k]; both {
-				d.errorf(nf.key, "admission."+k, "%s is written both here and flat on the entry at %s; keep one (admission.%s is the newer layout)", k, d.pos(flat.key), k)
+				d.writtenTwice(nf.key, "admission."+k, moveOf("admission", k), d.pos(flat.key))
 				continue
 			}
 			blocks[k], paths[k] = nf, "admission."+k

@@ -78,7 +78,7 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 		}
 		if es, ok := eo["status"]; ok {
 			if status.value != nil {
-				d.errorf(es.key, path+".emit.status", "status is already declared at %s; declare it once", d.pos(status.key))
+				d.writtenTwice(es.key, path+".emit.status", moveOf("operatorBox.emit", "status"), d.pos(status.key))
 			} else {
 				status, spath = es, path+".emit.status"
 			}

@@ -8,7 +8,7 @@ package katalog
 // boxKeys, reconcilerKeys (box.go), validationKeys (admission.go),
 // customMetadataKeys (custom.go).
 var (
-	admissionKeys           = []string{"validation", "mutation", "conversion"}
+	admissionKeys           = movedInto("admission")
 	validationBlockKeys     = []string{"rules", "include"}
 	mutationBlockKeys       = []string{"rules", "mutateFirst", "include"}
 	mutationRuleKeys        = []string{"field", "default", "override", "valueType"}
@@ -19,7 +19,7 @@ var (
 	motifImportKeys         = []string{"motif", "with"}
 	apiTypesKeys            = []string{"group", "version", "kind", "plural", "singular", "shortNames", "listKind", "scope", "namespaced", "categories"}
 	queueKeys               = []string{"maxDepth", "maxQueueDepth", "failureThreshold", "default"}
-	emitKeys                = []string{"status", "events"}
+	emitKeys                = append(movedInto("operatorBox.emit"), "events")
 	statusKeys              = []string{"fields", "include", "conditions"}
 	unimplementedStatus     = []string{"children"}
 	statusFieldKeys         = []string{"path", "value", "type", "when", "clearOnFalse"}

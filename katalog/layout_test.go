@@ -61,9 +61,9 @@ func TestAdmissionConversionIsTheFlatKeyNested(t *testing.T) {
 func TestAdmissionLayoutErrors(t *testing.T) {
 	cases := []struct{ name, body, want string }{
 		{"conversion in both places", header + entry + conversionBlock("      ") + "      admission:\n" + conversionBlock("        "),
-			`25:9: [site] admission.conversion: conversion is written both here and flat on the entry at KATALOG:14:7; keep one`},
+			`25:9: [site] admission.conversion: conversion is written both here and at KATALOG:14:7 (conversion, the flat layout); keep one (admission.conversion is the newer layout)`},
 		{"validation in both places", header + entry + "      validation:\n        rules: []\n      admission:\n        validation:\n          rules: []\n",
-			`17:9: [site] admission.validation: validation is written both here and flat on the entry at KATALOG:14:7; keep one`},
+			`17:9: [site] admission.validation: validation is written both here and at KATALOG:14:7 (validation, the flat layout); keep one (admission.validation is the newer layout)`},
 		{"decode errors name the nested path", header + entry + "      admission:\n        conversion:\n          paths:\n            - from: v1\n",
 			`17:15: [site] admission.conversion.paths[0]: a conversion path needs both from: and to: versions`},
 		{"unserved version under admission", header + entry + "      admission:\n        conversion:\n          paths:\n            - from: v1\n              to: v9\n",
@@ -149,9 +149,11 @@ runtime:
 
 	cases := []struct{ name, box, entryLines, want string }{
 		{"finalizers twice", "finalizers: [a]\nruntime:\n  finalizers: [b]\n", "",
-			`17:11: [site] operatorBox.runtime.finalizers: finalizers are already listed at KATALOG:15:9; keep one list`},
+			`17:11: [site] operatorBox.runtime.finalizers: finalizers is written both here and at KATALOG:15:9 (operatorBox.finalizers, the flat layout); keep one (operatorBox.runtime.finalizers is the newer layout)`},
 		{"allowedNamespaces twice", "runtime:\n  allowedNamespaces: [b]\n", "      allowedNamespaces: [a]\n",
-			`17:11: [site] operatorBox.runtime.allowedNamespaces: allowedNamespaces is already set on the entry at KATALOG:14:7; keep one`},
+			`17:11: [site] operatorBox.runtime.allowedNamespaces: allowedNamespaces is written both here and at KATALOG:14:7 (allowedNamespaces, the flat layout); keep one (operatorBox.runtime.allowedNamespaces is the newer layout)`},
+		{"status twice", "status:\n  fields: []\nemit:\n  status:\n    fields: []\n", "",
+			`18:11: [site] operatorBox.emit.status: status is written both here and at KATALOG:15:9 (operatorBox.status, the flat layout); keep one (operatorBox.emit.status is the newer layout)`},
 		{"cleanup without a condition", "runtime:\n  cleanup:\n    deleteAfter: 1h\n", "",
 			`17:13: [site] operatorBox.runtime.cleanup: cleanup deletes the custom resource once its condition holds: give it when: or or:`},
 		{"bad deleteAfter", "runtime:\n  cleanup:\n    when: [\"true\"]\n    deleteAfter: soon\n", "",

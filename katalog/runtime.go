@@ -14,7 +14,7 @@ import (
 // each is decoded by the same code as its older spelling, and writing both
 // is an error naming both places.
 var (
-	runtimeKeys          = []string{"finalizers", "allowedNamespaces", "cleanup"}
+	runtimeKeys          = append(movedInto("operatorBox.runtime"), "cleanup")
 	unimplementedRuntime = []string{"autoscale", "deletionProtection", "rollback"}
 	cleanupKeys          = []string{"when", "or", "deleteAfter"}
 )
@@ -38,14 +38,14 @@ func (d *decoder) runtime(e *CRDEntry, box *OperatorBox, o object, n *yaml.Node,
 	ro := d.mapping(n, path, runtimeKeys, unimplementedRuntime)
 	if f, ok := ro["finalizers"]; ok {
 		if prev, both := o["finalizers"]; both {
-			d.errorf(f.key, path+".finalizers", "finalizers are already listed at %s; keep one list (runtime.finalizers is the newer layout)", d.pos(prev.key))
+			d.writtenTwice(f.key, path+".finalizers", moveOf("operatorBox.runtime", "finalizers"), d.pos(prev.key))
 		} else {
 			box.Finalizers = d.strList(f.value, path+".finalizers")
 		}
 	}
 	if f, ok := ro["allowedNamespaces"]; ok {
 		if r := e.Namespaces; r != nil && r.allowedPos != (Pos{}) {
-			d.errorf(f.key, path+".allowedNamespaces", "allowedNamespaces is already set on the entry at %s; keep one (runtime.allowedNamespaces is the newer layout)", r.allowedPos)
+			d.writtenTwice(f.key, path+".allowedNamespaces", moveOf("operatorBox.runtime", "allowedNamespaces"), r.allowedPos)
 		} else {
 			d.allowedNamespaces(e, f, path+".allowedNamespaces")
 		}

@@ -22,9 +22,10 @@ func newMigrateCmd() *cobra.Command {
 		samples []string
 		count   int
 		seed    int64
+		layout  string
 	)
 	cmd := &cobra.Command{
-		Use:   "migrate -f KATALOG [-o OUT | --in-place] [--sample CR.yaml…] [--force] [--count N]",
+		Use:   "migrate -f KATALOG [--layout newest|flat] [-o OUT | --in-place] [--sample CR.yaml…] [--force] [--count N]",
 		Short: "Rewrite legacy templates and structured conditions to CEL, proving each rewrite equivalent",
 		Long: `migrate rewrites the katalog's legacy {{ … }} templates to ${…} CEL values
 and its structured conditions (- field: … / equals: …) to CEL strings.
@@ -44,12 +45,27 @@ Comments, key order and the formatting of everything not rewritten are kept
 byte for byte. What has no exact CEL form stays a legacy template and is
 listed with its position and the reason. The migrated katalog is checked as
 ` + "`orkestra check`" + ` would. Without -o or --in-place it is printed on stdout;
-the report goes to stderr.`,
+the report goes to stderr.
+
+With --layout newest, migrate instead moves the keys that upstream's newest
+layout (v0.7.18) writes elsewhere — validation, mutation and conversion
+under the entry's admission:, allowedNamespaces and the box's finalizers
+under operatorBox.runtime:, the box's status under operatorBox.emit: —
+and leaves every expression as it is; --layout flat moves them back. Each
+key's lines move with their comments. Before anything is written, the moved
+katalog is checked and compared with the original: the samples and --count
+objects generated per entry must render alike, and the admission and
+namespace rules be the same. A key that cannot move (an entry without
+operatorBox, a key inside a flow map {…} or first in a list item) is an
+error naming it, and nothing is written.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			stderr := cmd.ErrOrStderr()
 			if out != "" && inPlace {
 				return errors.New("-o and --in-place exclude each other")
+			}
+			if layout != "" {
+				return migrateLayout(cmd, &kf, layout, samples, count, seed, out, inPlace)
 			}
 			if count <= 0 {
 				count = -1 // migrate.Options: 0 is the default, negative none
@@ -94,6 +110,7 @@ the report goes to stderr.`,
 	f.IntVar(&count, "count", migrate.DefaultCount, "objects generated from each CRD version's schema to verify against (0 for none)")
 	f.Int64Var(&seed, "seed", 1, "seed of the generated objects")
 	f.BoolVar(&list, "list", false, "list every translation (old → new) in the report")
+	f.StringVar(&layout, "layout", "", "move keys into upstream's newest layout (newest) or back (flat) instead of translating templates")
 	return cmd
 }
 

@@ -38,6 +38,9 @@ type katalogFlags struct {
 	// collect, when set, receives the diagnostics instead of their text
 	// (check --format).
 	collect *katalog.Diagnostics
+	// overlay is read in place of the files it names (migrate --layout
+	// checks the moved katalog before writing it).
+	overlay map[string][]byte
 }
 
 func (f *katalogFlags) register(cmd *cobra.Command) {
@@ -73,7 +76,7 @@ func (f *katalogFlags) registerKubeconfig(cmd *cobra.Command) {
 
 // loadOptions says where the loader finds CRDs for entries without crdFile.
 func (f *katalogFlags) loadOptions() katalog.Options {
-	opts := katalog.Options{CRDs: f.crds, AllowOutsidePaths: f.allowOutside}
+	opts := katalog.Options{CRDs: f.crds, AllowOutsidePaths: f.allowOutside, Overlay: f.overlay}
 	config := f.cluster
 	if config == nil && f.kubeconfig != "" {
 		config = func() (*rest.Config, error) { return kubeconfigFile(f.kubeconfig) }
