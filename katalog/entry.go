@@ -61,7 +61,7 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 		at, field := Resolve(o["crFiles"].value).Content[i], fmt.Sprintf("crFiles[%d]", i)
 		p := resolvePath(d.dirOf(at, dir), f)
 		if _, err := os.Stat(p); err != nil {
-			d.errorf(at, field, "sample object file %s not found (paths are relative to the katalog's directory)", f)
+			d.missingSample(at, field, f)
 			continue
 		}
 		if err := d.loader.confine(p); err != nil {

@@ -11,6 +11,8 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Bounds on what a load reads. Every file must be a regular file: a device
@@ -89,6 +91,17 @@ func fileTooLarge(path, what string, size, limit int64, partial bool) error {
 		more = " (or more)"
 	}
 	return fmt.Errorf("%s %s holds %d bytes%s, over the limit of %d bytes for a %s", what, path, size, more, limit, what)
+}
+
+// missingSample reports a crFiles entry naming no file: an error for the
+// commands that read every sample (Options.SamplesNeeded), else a warning —
+// checking, rendering or running the katalog never reads them.
+func (d *decoder) missingSample(at *yaml.Node, field, name string) {
+	if why := d.loader.opts.SamplesNeeded; why != "" {
+		d.errorf(at, field, "sample object file %s not found (paths are relative to the katalog's directory); %s: create it or remove it from crFiles", name, why)
+		return
+	}
+	d.warnf(at, field, "sample object file %s not found (paths are relative to the katalog's directory); nothing here reads it, but orkestra dev (which applies it), conformance and migrate (which prove over it) refuse the katalog until it exists or leaves crFiles", name)
 }
 
 // checkSample reads a crFiles file: a regular file under MaxFileBytes whose

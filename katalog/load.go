@@ -41,6 +41,11 @@ type Options struct {
 	// disk, by absolute path (`orkestra migrate` checks what it is about to
 	// write through it, Komposer imports included).
 	Overlay map[string][]byte
+	// SamplesNeeded, when set, says why the command reads every crFiles
+	// entry ("orkestra dev applies them"): a missing one is then an error.
+	// Otherwise it is a warning, as upstream, whose validation never read
+	// them (it applied them in dev mode only).
+	SamplesNeeded string
 }
 
 // ErrCRDNotFound is returned by Options.Fetch when the cluster has no such CRD.

@@ -18,7 +18,7 @@ import (
 )
 
 func newConformanceCmd() *cobra.Command {
-	var kf katalogFlags
+	kf := katalogFlags{samplesNeeded: "conformance round-trips every crFiles entry"}
 	var (
 		apiserver bool
 		junit     string

@@ -46,7 +46,7 @@ type devFlags struct {
 }
 
 func newDevCmd() *cobra.Command {
-	var kf katalogFlags
+	kf := katalogFlags{samplesNeeded: "orkestra dev applies every crFiles entry"}
 	df := devFlags{httpAddr: "127.0.0.1:8080", storageMigration: true}
 	cmd := &cobra.Command{
 		Use:   "dev -f KATALOG [OBJECT.yaml…]",

@@ -14,7 +14,7 @@ import (
 
 func newMigrateCmd() *cobra.Command {
 	var (
-		kf      katalogFlags
+		kf      = katalogFlags{samplesNeeded: "migrate proves its rewrites over every crFiles entry"}
 		out     string
 		inPlace bool
 		force   bool

@@ -35,6 +35,9 @@ type katalogFlags struct {
 	cluster    func() (*rest.Config, error)
 	// allowOutside is --allow-outside-paths (katalog.Options.AllowOutsidePaths).
 	allowOutside bool
+	// samplesNeeded is why the command reads every crFiles entry
+	// (katalog.Options.SamplesNeeded); "" when it reads none.
+	samplesNeeded string
 	// collect, when set, receives the diagnostics instead of their text
 	// (check --format).
 	collect *katalog.Diagnostics
@@ -76,7 +79,7 @@ func (f *katalogFlags) registerKubeconfig(cmd *cobra.Command) {
 
 // loadOptions says where the loader finds CRDs for entries without crdFile.
 func (f *katalogFlags) loadOptions() katalog.Options {
-	opts := katalog.Options{CRDs: f.crds, AllowOutsidePaths: f.allowOutside, Overlay: f.overlay}
+	opts := katalog.Options{CRDs: f.crds, AllowOutsidePaths: f.allowOutside, Overlay: f.overlay, SamplesNeeded: f.samplesNeeded}
 	config := f.cluster
 	if config == nil && f.kubeconfig != "" {
 		config = func() (*rest.Config, error) { return kubeconfigFile(f.kubeconfig) }
