@@ -182,7 +182,8 @@ func observedSchema(ob *katalog.Observation) *structuralschema.Structural {
 // result — CEL: called (bool), status (int), body (string), error (string)
 // and json (the body decoded, typed by the call's schema, else any); the
 // legacy root: upstream's strings called ("true"/"false"), status ("200",
-// "" without a response), body, error, and json.
+// "" without a response), body, error, json, and a JSON object body's keys
+// (legacyResult).
 func externalSchemas(calls []*katalog.ExternalCall) (cel, legacy *structuralschema.Structural) {
 	cel, legacy = object(nil), object(nil)
 	var names []string
@@ -200,13 +201,38 @@ func externalSchemas(calls []*katalog.ExternalCall) (cel, legacy *structuralsche
 		// Every result has these (a call not made: false, 0, "", "").
 		result.ValueValidation = &structuralschema.ValueValidation{Required: []string{"called", "status", "body", "error"}}
 		cel.Properties[call.Name] = *result
-		legacy.Properties[call.Name] = *object(map[string]structuralschema.Structural{
-			"called": scalar("string"), "status": scalar("string"), "body": text, "error": scalar("string"), "json": body,
-		})
+		legacy.Properties[call.Name] = *legacyResult(body, text)
 	}
 	// Every declared call has a result.
 	cel.ValueValidation = &structuralschema.ValueValidation{Required: names}
 	return cel, legacy
+}
+
+// legacyResult types a call's result in upstream's shape: its own keys,
+// json, and a JSON object body's keys merged below them (upstream's
+// .external.<name>.<key>): typed by the call's schema when it declares an
+// object, any key when it declares none.
+func legacyResult(body, text structuralschema.Structural) *structuralschema.Structural {
+	own := map[string]structuralschema.Structural{
+		"called": scalar("string"), "status": scalar("string"), "body": text, "error": scalar("string"), "json": body,
+	}
+	props := map[string]structuralschema.Structural{}
+	for k, p := range body.Properties {
+		props[k] = p
+	}
+	for k, p := range own {
+		props[k] = p
+	}
+	out := object(props)
+	switch {
+	case body.Type == "" && len(body.Properties) == 0:
+		// No schema (or an untyped one): the body may hold any key.
+		out.XPreserveUnknownFields = true
+	case body.Type == "object":
+		out.XPreserveUnknownFields = body.XPreserveUnknownFields
+		out.AdditionalProperties = body.AdditionalProperties
+	}
+	return out
 }
 
 func object(props map[string]structuralschema.Structural) *structuralschema.Structural {

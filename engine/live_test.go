@@ -40,6 +40,8 @@ const liveBox = `      operatorBox:
                 level: "${string(external.cfg.?json.?level.orValue(0))}"
                 hcStatus: "{{ .external.hc.status }}"
                 called: "${string(external.hc.called)}"
+                cfgLevel: "{{ .external.cfg.level }}"
+                hcKey: "{{ .external.hc.anything }}"
               when:
                 - field: cross.peer.status.phase
                   equals: Running
@@ -74,8 +76,10 @@ func TestLiveInputsTyped(t *testing.T) {
 	if data["found"] != "false" || data["called"] != "false" || data["pros"] != "0" || data["hcStatus"] != "" || data["level"] != "0" {
 		t.Fatalf("data before any read: %v", data)
 	}
-	if _, present := data["peerPhase"]; present {
-		t.Fatalf("a plain reference to a cross read that found nothing must leave the field unset, got %v", data["peerPhase"])
+	for _, k := range []string{"peerPhase", "cfgLevel", "hcKey"} {
+		if _, present := data[k]; present {
+			t.Fatalf("a plain reference to a live input not read yet must leave the field unset, got %s: %v", k, data[k])
+		}
 	}
 
 	live.SetCross(e.Observations[0], []map[string]any{peer})
@@ -90,11 +94,17 @@ func TestLiveInputsTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"peerPhase": "Running", "peerImage": "nginx", "found": "true", "pros": "2", "level": "3", "hcStatus": "200", "called": "true"}
+	// .external.cfg.level: upstream merged a JSON object body's keys into
+	// the result (orkspace/orkestra pkg/external/http_client.go); hc's body
+	// is no JSON, so its keys read as missing (the field is left unset).
+	want := map[string]any{"peerPhase": "Running", "peerImage": "nginx", "found": "true", "pros": "2", "level": "3", "hcStatus": "200", "called": "true", "cfgLevel": "3"}
 	for k, w := range want {
 		if got := v.(map[string]any)[k]; got != w {
 			t.Errorf("data.%s = %#v, want %#v", k, got, w)
 		}
+	}
+	if hc, present := v.(map[string]any)["hcKey"]; present {
+		t.Errorf("data.hcKey = %#v, want it unset: a body that is no JSON object has no keys", hc)
 	}
 	if _, ok := peer["found"]; ok {
 		t.Fatal("the legacy view modified the observed object (the informer cache's)")
@@ -136,6 +146,9 @@ func TestLiveInputLoadErrors(t *testing.T) {
 		{"a call's JSON typed by its schema", `          configMaps:
             - data: {a: "${string(external.second.json.levl)}"}
 `, `expression ${string(external.second.json.levl)}: undefined field 'levl'`},
+		{"a key of a call's JSON typed by its schema, legacy", `          configMaps:
+            - data: {a: "{{ .external.second.levl }}"}
+`, `unknown field .external.second.levl: external.second has no field "levl"; did you mean "level"?`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

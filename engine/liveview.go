@@ -78,7 +78,16 @@ func (l *Live) SetCross(o *Observation, objs []map[string]any) {
 func (l *Live) SetExternal(name string, r ExternalResult) {
 	l.external, l.externalLegacy = copyMap(l.external), copyMap(l.externalLegacy)
 	cel := map[string]any{"called": r.Called, "status": int64(r.Status), "body": r.Body, "error": r.Error}
-	legacy := map[string]any{"called": strconv.FormatBool(r.Called), "status": "", "body": r.Body, "error": r.Error}
+	legacy := map[string]any{}
+	// Upstream merged a JSON object body's keys into the result, below its
+	// own keys (orkspace/orkestra pkg/external/http_client.go): a body
+	// {"queue": {…}} reads as .external.<name>.queue.
+	if obj, ok := r.JSON.(map[string]any); ok && r.HasJSON {
+		for k, v := range obj {
+			legacy[k] = v
+		}
+	}
+	legacy["called"], legacy["status"], legacy["body"], legacy["error"] = strconv.FormatBool(r.Called), "", r.Body, r.Error
 	if r.Status != 0 {
 		legacy["status"] = strconv.Itoa(r.Status)
 	}

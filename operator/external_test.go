@@ -148,3 +148,68 @@ onReconcile:
 		t.Errorf("data %v", cm.Data)
 	}
 }
+
+// Upstream merged a JSON object response's keys into the call's result,
+// below its own keys (orkspace/orkestra pkg/external/http_client.go; its
+// docs/02-result-maps.md: a body {"pendingJobs": 100} reads as
+// .external.api.pendingJobs). The legacy root reads them so; a body that is
+// not a JSON object merges nothing, and status/body/error/called stay the
+// call's own even when the body has such keys.
+func TestExternalJSONKeysReadAsUpstream(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/busy", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"queue": {"pendingJobs": 150}, "status": "from-body", "region": "eu"}`)
+	})
+	mux.HandleFunc("/idle", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"queue": {"pendingJobs": 3}, "region": "us"}`)
+	})
+	mux.HandleFunc("/text", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "region") })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	client := external.New(external.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Backoff: 10 * time.Millisecond})
+	h := startOperator(t, widgetPlan(t, `
+onReconcile:
+  external:
+    - name: queue
+      url: "${self.spec.message}"
+      retries: 0
+  configMaps:
+    - name: "${self.metadata.name}-seen"
+      data:
+        region: "{{ .external.queue.region }}"
+        status: "{{ .external.queue.status }}"
+    - name: "${self.metadata.name}-busy"
+      data:
+        pending: "{{ .external.queue.queue.pendingJobs }}"
+      when:
+        - field: external.queue.queue.pendingJobs
+          greaterThan: "100"
+`), func(o *harnessOptions) { o.external = client })
+	for _, c := range []struct {
+		name, path, region string
+		busy               bool
+	}{
+		{"busy", "/busy", "eu", true},
+		{"idle", "/idle", "us", false},
+		{"text", "/text", "", false},
+	} {
+		create(t, widget(h.ns, c.name, map[string]any{"message": srv.URL + c.path}))
+		converged(t, h.ns, c.name)
+		var seen corev1.ConfigMap
+		mustGet(t, h.ns, c.name+"-seen", &seen)
+		if seen.Data["region"] != c.region || seen.Data["status"] != "200" {
+			t.Errorf("%s: data %v, want region %q (the body's key) and status 200 (the call's own, not the body's)", c.name, seen.Data, c.region)
+		}
+		var busy corev1.ConfigMap
+		err := get(h.ns, c.name+"-busy", &busy)
+		switch {
+		case c.busy && err != nil:
+			t.Errorf("%s: the ConfigMap gated on external.queue.queue.pendingJobs > 100 is missing: %v", c.name, err)
+		case c.busy && busy.Data["pending"] != "150":
+			t.Errorf("%s: pending %q, want 150", c.name, busy.Data["pending"])
+		case !c.busy && err == nil:
+			t.Errorf("%s: the gated ConfigMap exists, want none (pendingJobs is 3 or absent)", c.name)
+		}
+	}
+}

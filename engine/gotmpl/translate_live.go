@@ -23,6 +23,8 @@ import (
 //	.external.X.status               (external.X.status == 0 ? '' : string(external.X.status))
 //	.external.X.called               string(external.X.called)
 //	.external.X.body, .error, .json  external.X.body, …
+//	.external.X.K (a JSON body key)  stays legacy in templates; in
+//	                                 conditions legacy.str(external, 'X.json.K')
 
 // liveVars are the live inputs' CEL variables an expression may read, by
 // name.
@@ -71,6 +73,8 @@ func (t *translator) liveRead(segs []string, n parse.Node) liveRead {
 			return liveRead{special: &val{kind: vString, expr: "(" + ref + ".status == 0 ? '' : string(" + ref + ".status))", prec: precPrimary, noEdgeSpace: true, noSpace: true, ascii: true}}
 		case len(segs) == 3 && segs[2] == "called":
 			return liveRead{special: &val{kind: vString, expr: "string(" + ref + ".called)", prec: precPrimary, nonEmpty: true, noEdgeSpace: true, noSpace: true, ascii: true}}
+		case len(segs) >= 3 && !externalOwnKeys[segs[2]]:
+			t.failf(n, ".%s is a key of the call's JSON response, which upstream merged into its result; its CEL form external.%s.json.%s fails where the legacy read is missing (no JSON body, or no such key), so it stays legacy", strings.Join(segs, "."), x, strings.Join(segs[2:], "."))
 		}
 		return whole
 	}
@@ -184,6 +188,10 @@ func optionalChain(e, ref string) (string, bool) {
 	return b.String(), true
 }
 
+// externalOwnKeys are the keys of a call's result in upstream's shape; any
+// other is a key of its JSON object body (engine.Live.SetExternal).
+var externalOwnKeys = map[string]bool{"called": true, "status": true, "body": true, "error": true, "json": true}
+
 // crossMeta are upstream's shortcuts to a cross read's metadata.
 var crossMeta = map[string]bool{"name": true, "namespace": true, "labels": true, "annotations": true}
 
@@ -213,6 +221,9 @@ func liveCondition(c *katalog.Condition, ctx *engine.Context) (string, bool, err
 	switch {
 	case root == engine.ExternalVar && len(segs) == 3 && segs[2] == "status":
 		read = "(" + ref + ".status == 0 ? '' : string(" + ref + ".status))"
+	case root == engine.ExternalVar && !externalOwnKeys[segs[2]]:
+		// A key of a JSON object body, merged into the result upstream.
+		rest = append([]string{x, "json"}, segs[2:]...)
 	case root == engine.CrossVar && !isList(s, x) && len(segs) == 3 && segs[2] == "found":
 		read = "(has(" + ref + ") ? 'true' : 'false')"
 	case root == engine.CrossVar && !isList(s, x) && crossMeta[segs[2]]:

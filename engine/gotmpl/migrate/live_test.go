@@ -78,3 +78,48 @@ func TestMigrateLiveInputReads(t *testing.T) {
 		t.Errorf("nothing was verified:\n%s", b.String())
 	}
 }
+
+// A key of a call's JSON object body, which upstream merged into the
+// result (.external.queue.queue.pendingJobs): a structured condition reads
+// it through json with legacy.str, exactly (missing anywhere is ""); a
+// template read stays legacy, its CEL form failing where the legacy read is
+// missing.
+func TestMigrateExternalJSONBodyKeys(t *testing.T) {
+	dir := copyDir(t, example)
+	src := webappKatalog("live") + `      operatorBox:
+        onReconcile:
+          external:
+            - name: queue
+              url: "https://metrics.example.com/{{ .metadata.name }}"
+              schema:
+                type: object
+                properties:
+                  queue:
+                    type: object
+                    properties:
+                      pendingJobs: {type: integer}
+          configMaps:
+            - name: "{{ .metadata.name }}-queue"
+              data:
+                pending: "{{ .external.queue.queue.pendingJobs }}"
+              when:
+                - field: external.queue.queue.pendingJobs
+                  greaterThan: "100"
+`
+	res := migrateText(t, dir, src, 20)
+	var b strings.Builder
+	res.WriteReport(&b)
+	if !res.Equivalent() || len(res.Check) > 0 {
+		t.Fatalf("mismatches %v, check %v\n%s", res.Mismatches, res.Check, b.String())
+	}
+	got := string(res.Files[0].Migrated)
+	if want := `legacy.gt(legacy.str(external, 'queue.json.queue.pendingJobs'), 100.0)`; !strings.Contains(got, want) {
+		t.Errorf("migrated katalog lacks %s:\n%s", want, got)
+	}
+	if len(res.Left) != 1 || res.Left[0].Legacy != "{{ .external.queue.queue.pendingJobs }}" || !strings.Contains(res.Left[0].Reason, "a key of the call's JSON response, which upstream merged into its result") {
+		t.Errorf("left legacy %+v, want the template read with its reason", res.Left)
+	}
+	if res.Evaluations == 0 {
+		t.Errorf("nothing was verified:\n%s", b.String())
+	}
+}
