@@ -496,3 +496,27 @@ func TestDeprecationWarnings(t *testing.T) {
 		t.Errorf("a deprecation check for the storage version v1: %+v", cs)
 	}
 }
+
+// A katalog deprecated as a whole (top-level lifecycle.deprecation) that a
+// Komposer accepts runs with every version of its CRD deprecated: the API
+// server's Warning is the deprecation message, the storage version's too.
+func TestPatternDeprecationWarnings(t *testing.T) {
+	plan := compile(t, "testdata/deprecated-pattern/komposer.yaml")
+	if err := plan.Katalog.StartGate(time.Now()); err != nil {
+		t.Fatalf("the Komposer accepts the katalog: %v", err)
+	}
+	r := run(t, plan, Options{Count: 5, Seed: 1, APIServer: true, Environment: apiEnv(t)})
+	mustPass(t, r)
+	for _, v := range []string{"v1alpha1", "v1beta1", "v1"} {
+		name := "deprecation warning gauges " + v
+		found := false
+		for _, c := range r.Find("apiserver/" + name) {
+			if c.Name == name {
+				found = c.Note == `Warning: "the gauges katalog is retired; install meters instead"`
+			}
+		}
+		if !found {
+			t.Errorf("%s: no check noting the katalog's message: %+v", name, r.Find("apiserver/"+name))
+		}
+	}
+}

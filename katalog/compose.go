@@ -92,6 +92,12 @@ func (d *decoder) crdEntryOrOverride(name string, nameNode, body *yaml.Node, lis
 		d.loader.remove(prev)
 	}
 	d.crdEntry(name, nameNode, body, listForm, dir)
+	if e := k.Entry(name); e != nil {
+		// An override keeps the lifecycle of the katalog that declared it.
+		if e.Pattern = d.pattern; overriding && prev != nil {
+			e.Pattern = prev.Pattern
+		}
+	}
 }
 
 // remove drops an entry that another replaces, with its diagnostics (the

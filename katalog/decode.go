@@ -28,6 +28,8 @@ type decoder struct {
 	aliasDepth int
 	alias      *yaml.Node
 	aliasPath  string
+	// pattern is the lifecycle of the document being decoded.
+	pattern *Pattern
 }
 
 // MaxAliasNodes bounds the nodes YAML aliases may expand to in one katalog

@@ -3,6 +3,7 @@ package katalog
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -62,6 +63,14 @@ func (k *Katalog) Deprecation(crd *CRD, version string) (deprecated bool, warnin
 	for _, v := range crd.Object.Spec.Versions {
 		if v.Name == version {
 			deprecated, warning = v.Deprecated, v.DeprecationWarning
+		}
+	}
+	for _, e := range k.CRDs {
+		if d := e.patternDeprecation(time.Now()); e.CRD == crd && d != nil {
+			deprecated = true
+			if checkDeprecationWarning(d.Message) == "" {
+				warning = &d.Message
+			}
 		}
 	}
 	for _, e := range k.CRDs {

@@ -46,6 +46,14 @@ func JSONSchema() map[string]any {
 		"gateway":  obj(gatewayKeys, nil, false),
 		"notes":    desc("User-defined template functions.", oneOf(arr(ref("note")), obj([]string{"functions"}, map[string]any{"functions": arr(ref("note"))}, false))),
 		"profiles": profilesSchema(),
+		"lifecycle": desc("The katalog's lifecycle (upstream's registry): a deprecated katalog does not start unless a Komposer accepts it.", obj(patternLifecycleKeys, map[string]any{
+			"maturity": enumOf(maturities),
+			"deprecation": obj(patternDeprecationKeys, map[string]any{"message": str(), "migratedTo": str(),
+				"timeline": obj(timelineKeys, map[string]any{"from": desc("YYYY-MM-DD", str()), "to": desc("YYYY-MM-DD", str())}, false),
+				"accept":   obj(ownAcceptKeys, map[string]any{"beforeEol": boolean(), "eol": boolean()}, false)}, false),
+			"compatibility": obj(compatibilityKeys, map[string]any{"kubernetes": str(), "orkestra": str()}, false),
+			"accept":        obj(acceptKeys, map[string]any{"patterns": arr(obj(acceptPatternKeys, map[string]any{"name": str(), "author": str(), "version": desc("A semantic version range.", str())}, false))}, false),
+		}, false)),
 		"security": obj(securityKeys, map[string]any{
 			"deletionProtection":  obj(protectionKeys, map[string]any{"enabled": boolean()}, false),
 			"namespaceProtection": obj(protectionKeys, map[string]any{"enabled": boolean()}, false),

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -19,7 +20,7 @@ import (
 // Keys of the original katalog format that this runtime does not implement,
 // per level; upstream.go says how each is reported.
 var (
-	unimplementedTop   = []string{"providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "lifecycle", "policy"}
+	unimplementedTop   = []string{"providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "policy"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
 	unimplementedEntry = []string{"mode", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "webhooks", "katalogName", "katalogNamespace", "setup"}
 	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "autoscale", "providers", "observe", "rollback", "rollBackOnError"}
@@ -99,6 +100,7 @@ func LoadWith(opts Options, paths ...string) (*Katalog, Diagnostics) {
 	checkConversions(k, &diags)
 	checkDependencies(k, &diags)
 	checkChildDependencies(k, &diags)
+	checkPatterns(k, &diags, time.Now())
 	k.Warnings = diags.Warnings()
 	return k, diags
 }
@@ -244,7 +246,7 @@ func yamlError(path string, err error) Diagnostic {
 	return Diagnostic{Pos: Pos{File: path, Line: line, Col: col}, Message: "YAML syntax error: " + msg}
 }
 
-var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway", "notes", "security", "profiles"}
+var topKeys = []string{"apiVersion", "kind", "metadata", "spec", "imports", "sources", "gateway", "notes", "security", "profiles", "lifecycle"}
 
 // katalog decodes one Katalog or Komposer document into d.loader's katalog.
 func (d *decoder) katalog(root *yaml.Node, dir string) {
@@ -268,6 +270,11 @@ func (d *decoder) katalog(root *yaml.Node, dir string) {
 	if k.Name == "" {
 		k.Name = d.str(meta["name"].value, "metadata.name")
 		k.Description = d.str(meta["description"].value, "metadata.description")
+	}
+	d.pattern = nil
+	if f, ok := top["lifecycle"]; ok {
+		d.pattern = d.patternLifecycle(f, meta, kind == "Komposer")
+		k.Patterns = append(k.Patterns, d.pattern)
 	}
 	if f, ok := top["gateway"]; ok {
 		d.gateway(f.value)

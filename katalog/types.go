@@ -51,6 +51,8 @@ type Katalog struct {
 	// permits.
 	AllowedHosts    []string
 	AllowedHostsPos Pos
+	// Patterns are the documents that declare a top-level lifecycle:.
+	Patterns []*Pattern
 }
 
 // Note is a user-defined template function of the original format: a legacy
@@ -145,6 +147,9 @@ type CRDEntry struct {
 	Deprecated         bool
 	DeprecationWarning *string
 	DeprecationPos     Pos
+	// Pattern is the lifecycle of the katalog document that declares the
+	// entry (nil when it declares none).
+	Pattern *Pattern
 
 	// reconcilerProfile is operatorBox.reconciler.profile (at
 	// reconcilerProfilePath), applied once every profile is read.

@@ -29,7 +29,6 @@ var upstreamKeys = map[string]upstreamKey{
 	"controlCenter":            {warn: true, why: "the upstream UI's settings; this runtime has no control center (use /katalog and /metrics)"},
 	"observability":            {warn: true, why: "upstream's telemetry settings; this runtime always serves /metrics"},
 	"konfig":                   {warn: true, why: "upstream's runtime environment settings; use orkestra's command-line flags"},
-	"lifecycle":                {warn: true, why: "pattern maturity metadata for upstream's registry"},
 	"policy":                   {warn: true, why: "upstream's registry import policy; this runtime imports local files only"},
 	"crossAccess":              {why: "crossAccess is set per entry here: crossAccess: false on an entry makes cross reads of its custom resources read nothing; move it to the entries it is meant for"},
 	"katalogName":              {warn: true, why: "upstream's runtime bookkeeping"},

@@ -84,6 +84,9 @@ the current directory and the executable).`,
 			if err != nil {
 				return err
 			}
+			if err := startGate(cmd.ErrOrStderr(), plan); err != nil {
+				return err
+			}
 			log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(df.logVerbosity), textlogger.Output(cmd.ErrOrStderr())))
 			ctrl.SetLogger(log)
 			return runDev(ctrl.SetupSignalHandler(), cmd.OutOrStdout(), cmd.ErrOrStderr(), plan, args, df, log, nil)

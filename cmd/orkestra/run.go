@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -90,6 +91,9 @@ SIGTERM stops the reconcilers and lets in-flight requests finish.`,
 				return exitCode(1)
 			}
 			if err != nil {
+				return err
+			}
+			if err := startGate(cmd.ErrOrStderr(), plan); err != nil {
 				return err
 			}
 			if err := rf.external.refuse(plan); err != nil {
@@ -306,4 +310,14 @@ func (r operatorRuntime) Entry(name string) (webhook.EntryRuntime, bool) {
 		}
 	}
 	return out, true
+}
+
+// startGate refuses to start a deprecated katalog that nothing accepts, as
+// upstream's ork run does (katalog.StartGate).
+func startGate(stderr io.Writer, plan *engine.Plan) error {
+	if err := plan.Katalog.StartGate(time.Now()); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitCode(1)
+	}
+	return nil
 }
