@@ -84,10 +84,15 @@ func (c *compiler) admissionRule(sc compileScope, r *katalog.ValidationRule) *Ad
 		ctx.Vars = []Var{{Name: "oldSelf", Schema: sc.self}, {Name: "request"}}
 		ar.ReadsRequest, ar.ReadsOld = mentions(ar.Expr, "request"), mentions(ar.Expr, "oldSelf")
 	} else {
+		var pruned []string
 		if f := r.Condition.Field; !strings.Contains(f, "{{") && f != "" {
-			if _, ok := c.schemaAt(sc, strings.Split(f, "."), r.Condition.FieldPos, r.Path+".field"); !ok {
+			parent, p := walkSchema(sc.self, strings.Split(f, "."))
+			if p != nil && katalog.DidYouMean(p[len(p)-1], PropertyNames(parent)) != "" {
+				// A misspelt field, not one the schema leaves out.
+				c.schemaAt(sc, p, r.Condition.FieldPos, r.Path+".field")
 				return nil
 			}
+			pruned = p
 		}
 		tr, ok := c.b.Legacy.(StructuredCEL)
 		if !ok {
@@ -100,6 +105,9 @@ func (c *compiler) admissionRule(sc compileScope, r *katalog.ValidationRule) *Ad
 			return nil
 		}
 		ar.Expr = expr
+		if pruned != nil {
+			return c.prunedRule(sc, r, ar, pruned)
+		}
 		if !strings.Contains(r.Condition.Field, "{{") {
 			ar.FieldPath = "." + r.Condition.Field
 		}
@@ -124,6 +132,32 @@ func (c *compiler) admissionRule(sc compileScope, r *katalog.ValidationRule) *Ad
 		return nil
 	}
 	return ar
+}
+
+// prunedRule is a structured rule on a field the schema does not declare:
+// the API server prunes it before admission, so the rule always sees it
+// absent and its outcome is fixed (the translator gives true or false).
+// Upstream's webhook and reconciler saw the pruned object too, so a rule
+// that always fails denied (or warned on) every object there as well: the
+// same here, with a warning at load; one that always holds is left out.
+func (c *compiler) prunedRule(sc compileScope, r *katalog.ValidationRule, ar *AdmissionRule, pruned []string) *AdmissionRule {
+	field := strings.Join(pruned, ".")
+	why := fmt.Sprintf("%s is not in the schema of %s, so the API server prunes it from every object before this rule runs, and the rule always sees %s absent", field, sc.selfVersion, r.Condition.Field)
+	fix := "declare the field in the CRD's schema (or x-kubernetes-preserve-unknown-fields: true above it)"
+	switch ar.Expr {
+	case "true":
+		c.warnf(sc, r.Condition.FieldPos, r.Path+".field", "%s: it never fails, so it is left out; %s", why, fix)
+		return nil
+	case "false":
+		what := "denies every object"
+		if r.Warn {
+			what = "warns on every object"
+		}
+		c.warnf(sc, r.Condition.FieldPos, r.Path+".field", "%s: it %s, as it did upstream (whose webhook and reconciler saw the pruned object too); %s", why, what, fix)
+		return ar
+	}
+	c.schemaAt(sc, pruned, r.Condition.FieldPos, r.Path+".field")
+	return nil
 }
 
 func (c *compiler) mutation(sc compileScope, m *katalog.MutationRule) *Mutation {
@@ -166,22 +200,44 @@ func (c *compiler) mutation(sc compileScope, m *katalog.MutationRule) *Mutation 
 // schemaAt walks path in the entry's schema; nil (and ok) below a field
 // without a schema; an unknown field is an error at pos.
 func (c *compiler) schemaAt(sc compileScope, path []string, pos katalog.Pos, field string) (*structuralschema.Structural, bool) {
-	s := sc.self
+	s, pruned := walkSchema(sc.self, path)
+	if pruned != nil {
+		c.errorf(sc, pos, field, "%s is not in the schema of %s%s", strings.Join(pruned, "."), sc.selfVersion, katalog.DidYouMean(pruned[len(pruned)-1], PropertyNames(s)))
+		return nil, false
+	}
+	return s, true
+}
+
+// walkSchema walks path in s: the schema at its end (nil below a field
+// without a schema), or, when a step is not declared where the schema
+// keeps no unknown fields, the path up to that step and the schema that
+// lacks it.
+func walkSchema(s *structuralschema.Structural, path []string) (at *structuralschema.Structural, pruned []string) {
 	for i, seg := range path {
 		if s == nil || s.XPreserveUnknownFields && len(s.Properties) == 0 {
-			return nil, true
+			return nil, nil
 		}
 		next := property(s, seg)
 		if next == nil {
 			if i == 1 && path[0] == "metadata" {
-				return &structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}, true
+				return &structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}, nil
 			}
-			c.errorf(sc, pos, field, "%s is not in the schema of %s%s", strings.Join(path[:i+1], "."), sc.selfVersion, katalog.DidYouMean(seg, PropertyNames(s)))
-			return nil, false
+			if s.XPreserveUnknownFields {
+				return nil, nil
+			}
+			return s, path[:i+1]
 		}
 		s = next
 	}
-	return s, true
+	return s, nil
+}
+
+// PrunedPath is the part of path the schema s does not declare (nil when it
+// declares it, or keeps unknown fields there): the API server prunes it from
+// every object before admission and storage, so it is always absent.
+func PrunedPath(s *structuralschema.Structural, path []string) []string {
+	_, pruned := walkSchema(s, path)
+	return pruned
 }
 
 // mentions reports whether ident appears in src as a name.

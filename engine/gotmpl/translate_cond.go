@@ -341,6 +341,16 @@ func (b *Backend) TranslateStructuredCEL(c *katalog.Condition, ctx *engine.Conte
 	if c.Time != nil || c.DayOfWeek != nil || c.Cron != "" {
 		return "", &Untranslatable{Reason: "it reads the clock, which admission does not"}
 	}
+	if !isTemplate(c.Field) && engine.PrunedPath(ctx.Self, strings.Split(c.Field, ".")) != nil {
+		// The API server prunes the field from every object: the condition
+		// always reads it missing ("" to the original), so its outcome is
+		// fixed.
+		var re *regexp.Regexp
+		if c.Operator == "regex" {
+			re, _ = regexp.Compile(c.Value)
+		}
+		return strconv.FormatBool(applyOperator(c.Operator, "", c.Value, re) != c.Negate), nil
+	}
 	src, idiomatic, err := TranslateStructured(c, ctx, TranslateOptions{Namespaced: true, Defaulted: true})
 	if err != nil {
 		return "", err
