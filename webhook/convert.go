@@ -21,8 +21,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // Converter converts one object to desiredAPIVersion (group/version). It is
@@ -86,6 +84,7 @@ type ConvertOptions struct {
 type ConvertHandler struct {
 	conv        Converter
 	kinds       KindHandler
+	metaReader  MetadataReader
 	max         int64
 	budget      *budget
 	bodyTimeout time.Duration
@@ -118,6 +117,7 @@ func NewConvertHandler(conv Converter, opts ConvertOptions) *ConvertHandler {
 		h.katalogDir = strings.TrimSuffix(d, string(filepath.Separator)) + string(filepath.Separator)
 	}
 	h.kinds, _ = conv.(KindHandler)
+	h.metaReader, _ = conv.(MetadataReader)
 	if len(opts.Served) > 0 {
 		h.served = map[schema.GroupKind][]string{}
 		for _, gvk := range opts.Served {
@@ -135,6 +135,10 @@ func NewConvertHandler(conv Converter, opts ConvertOptions) *ConvertHandler {
 type buffers struct {
 	out  []byte
 	meta []metaField
+	// raw holds the metadata members left undecoded, ranges each object's
+	// (partial.go)
+	raw    []rawMember
+	ranges []rawRange
 }
 
 // maxPooledBuffer: buffers above it are left to the garbage collector, so
@@ -144,6 +148,7 @@ const maxPooledBuffer = 64 << 10
 func (h *ConvertHandler) putBuffers(bufs *buffers) {
 	if bufs != nil && cap(bufs.out) <= maxPooledBuffer {
 		clear(bufs.meta[:cap(bufs.meta)])
+		clear(bufs.raw[:cap(bufs.raw)]) // slices of the request body
 		h.bufs.Put(bufs)
 	}
 }
@@ -206,7 +211,7 @@ func (h *ConvertHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if body != nil {
 		raw = *body
 	}
-	review, err = decodeReview(raw)
+	review, err = decodeReview(raw, &objectDecoder{reader: h.metaReader, bufs: bufs})
 	if err != nil {
 		httpError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -389,7 +394,7 @@ func (c *objectConversion) convert(out []byte, i int, raw []byte, obj any) ([]by
 		defer pm.active.Dec()
 	}
 	start := time.Now()
-	out, err = c.convertObject(out, raw, u, id, gv, gk, apiVersion, unknown, failf)
+	out, err = c.convertObject(out, raw, c.bufs.ranges[i].members(c.bufs), u, id, gv, gk, apiVersion, unknown, failf)
 	if pm != nil {
 		end := time.Now()
 		pm.observe(end, end.Sub(start), err == nil)
@@ -397,7 +402,7 @@ func (c *objectConversion) convert(out []byte, i int, raw []byte, obj any) ([]by
 	return out, err
 }
 
-func (c *objectConversion) convertObject(out []byte, raw []byte, u *unstructured.Unstructured, id objectID, gv schema.GroupVersion, gk schema.GroupKind, apiVersion string, unknown error, failf func(string, ...any) error) ([]byte, error) {
+func (c *objectConversion) convertObject(out []byte, raw []byte, rawMeta []rawMember, u *unstructured.Unstructured, id objectID, gv schema.GroupVersion, gk schema.GroupKind, apiVersion string, unknown error, failf func(string, ...any) error) ([]byte, error) {
 	if unknown != nil {
 		return out, unknown
 	}
@@ -421,12 +426,15 @@ func (c *objectConversion) convertObject(out []byte, raw []byte, u *unstructured
 	if res == nil || res.Object == nil {
 		return out, failf("the converter returned no object")
 	}
+	if err := checkRaw(res, rawMeta); err != nil {
+		return out, failf("%v", err)
+	}
 	if err := checkResult(snap, res, u); err != nil {
 		return out, failf("%v", err)
 	}
 	res.Object["apiVersion"] = c.desired
 	mark := len(out)
-	out, err = jsonval.Append(out, res.Object)
+	out, err = appendObject(out, res.Object, rawMeta)
 	if err != nil {
 		return out[:mark], failf("encoding the converted object: %v", err)
 	}

@@ -31,8 +31,9 @@ var errBadReview = errors.New("bad ConversionReview")
 // reviews have the same JSON shape; the request is decoded into the v1 type
 // and the review's apiVersion says which version to answer in. Each object
 // is a RawExtension holding both its raw bytes (a slice of body) and, when it
-// is a JSON object, the decoded *unstructured.Unstructured.
-func decodeReview(body []byte) (*apiextensionsv1.ConversionReview, error) {
+// is a JSON object, the decoded *unstructured.Unstructured; od.bufs.ranges
+// holds, per object, the metadata members left raw (partial.go).
+func decodeReview(body []byte, od *objectDecoder) (*apiextensionsv1.ConversionReview, error) {
 	d := jsonval.NewDecoder(body)
 	review := &apiextensionsv1.ConversionReview{}
 	requestSeen := false
@@ -52,7 +53,7 @@ func decodeReview(body []byte) (*apiextensionsv1.ConversionReview, error) {
 			}
 			requestSeen = true
 			review.Request = &apiextensionsv1.ConversionRequest{}
-			return decodeRequest(d, review.Request)
+			return decodeRequest(d, review.Request, od)
 		default:
 			return d.Skip()
 		}
@@ -74,7 +75,7 @@ func decodeReview(body []byte) (*apiextensionsv1.ConversionReview, error) {
 	return review, nil
 }
 
-func decodeRequest(d *jsonval.Decoder, req *apiextensionsv1.ConversionRequest) error {
+func decodeRequest(d *jsonval.Decoder, req *apiextensionsv1.ConversionRequest, od *objectDecoder) error {
 	return d.Object(func(key []byte) error {
 		switch string(key) {
 		case "uid":
@@ -90,20 +91,23 @@ func decodeRequest(d *jsonval.Decoder, req *apiextensionsv1.ConversionRequest) e
 				return err
 			}
 			req.Objects = make([]runtime.RawExtension, 0, 8)
+			od.bufs.ranges, od.bufs.raw = od.bufs.ranges[:0], od.bufs.raw[:0]
 			return d.Array(func(int) error {
 				start := d.Offset()
 				var ext runtime.RawExtension
+				var r rawRange
 				if d.Peek() == '{' {
-					m, err := d.MapValue()
+					m, rr, err := od.decode(d)
 					if err != nil {
 						return err
 					}
-					ext.Object = &unstructured.Unstructured{Object: m}
+					ext.Object, r = &unstructured.Unstructured{Object: m}, rr
 				} else if err := d.Skip(); err != nil {
 					return err
 				}
 				ext.Raw = d.Since(start)
 				req.Objects = append(req.Objects, ext)
+				od.bufs.ranges = append(od.bufs.ranges, r)
 				return nil
 			})
 		default:

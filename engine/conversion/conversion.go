@@ -19,6 +19,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,6 +67,8 @@ type Converter struct {
 	// routes holds, per conversion, engine.Conversion.Route of every
 	// version pair, made once (a CRD serves a few versions: a list).
 	routes map[*engine.Conversion][]route
+	// metaKeys holds, per CRD, the metadata its conversions read (metakeys.go).
+	metaKeys map[schema.GroupKind]metaKeys
 }
 
 type route struct {
@@ -89,8 +92,9 @@ func New(plan *engine.Plan, opts Options) *Converter {
 		opts.MaxStashBytes = DefaultMaxStashBytes
 	}
 	c := &Converter{plan: plan, opts: opts, identity: identityLeaves(plan), inputs: nodeInputs(plan),
-		defaults: map[*structuralschema.Structural]*defaultsTree{}, apiVersions: map[*engine.Path]any{}, routes: map[*engine.Conversion][]route{}}
-	for _, conv := range plan.Conversions {
+		defaults: map[*structuralschema.Structural]*defaultsTree{}, apiVersions: map[*engine.Path]any{}, routes: map[*engine.Conversion][]route{},
+		metaKeys: map[schema.GroupKind]metaKeys{}}
+	for gk, conv := range plan.Conversions {
 		for _, s := range conv.Schemas {
 			if d := buildDefaults(s); d != nil {
 				c.defaults[s] = d
@@ -106,6 +110,7 @@ func New(plan *engine.Plan, opts Options) *Converter {
 				}
 			}
 		}
+		c.metaKeys[gk] = c.conversionMetaKeys(conv)
 	}
 	return c
 }
@@ -206,8 +211,10 @@ func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured,
 		return nil, err
 	}
 	src := c.settle(conv.Schemas[from], withoutStash(obj.Object))
+	x := scratchPool.Get().(*hopScratch)
+	defer x.release()
 	// One scope serves every evaluation of the hop, one after the other.
-	sc := new(engine.Scope)
+	sc := &x.scope
 	out, last, lastSrc, err := c.route(conv, src, from, to, sc)
 	if err != nil {
 		return nil, err
@@ -224,8 +231,8 @@ func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured,
 	if len(there) == 1 && len(back) == 1 { // a route of one path is a direct one
 		skip = c.identity
 	}
-	d, err := c.wayBack(conv, out, to, from, src, skip, sc)
-	if err != nil {
+	d := &x.entry
+	if err := c.wayBack(conv, out, to, from, src, skip, sc, d); err != nil {
 		return nil, fmt.Errorf("checking the way back from %s: %w", to, err)
 	}
 	if stash == nil {
@@ -251,6 +258,21 @@ func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured,
 		return nil, err
 	}
 	return &unstructured.Unstructured{Object: out}, nil
+}
+
+// hopScratch holds what a hop needs only while it runs, reused: nothing the
+// hop returns points into it (the stash entry is encoded into the object's
+// annotation).
+type hopScratch struct {
+	scope engine.Scope
+	entry stashEntry
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(hopScratch) }}
+
+func (x *hopScratch) release() {
+	*x = hopScratch{}
+	scratchPool.Put(x)
 }
 
 // redundant reports whether stash entry e, kept for version v by an earlier

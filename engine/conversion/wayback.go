@@ -20,22 +20,22 @@ import (
 // expressions read (the guards restore checks). It is diff(orig,
 // route(converted, to→from)) without building the last hop's object: that
 // hop's spec and status trees are compared against orig as they evaluate.
-func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any, skip map[*engine.Node]bool, sc *engine.Scope) (*stashEntry, error) {
+// The differences go into d, which is empty.
+func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any, skip map[*engine.Node]bool, sc *engine.Scope, d *stashEntry) error {
 	paths, ok := c.routeOf(conv, to, from)
 	if !ok {
-		return nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", to, from, conv.StorageVersion)
+		return fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", to, from, conv.StorageVersion)
 	}
 	cur := converted
 	for _, p := range paths[:len(paths)-1] {
 		next, err := c.apply(conv, p, cur, sc)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cur = next
 	}
 	last := paths[len(paths)-1]
 	scope := pathScope(sc, cur)
-	d := &stashEntry{}
 	path := make([]string, 1, 8) // reused: copied only where a difference is recorded
 	for _, top := range []struct {
 		key    string
@@ -48,11 +48,11 @@ func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, t
 		switch {
 		case top.key == "spec" && top.node != nil && (hasSpec(cur) || emptySpecValid(conv.Schemas[last.From])):
 			if err := diffSpec(d, path, conv, last, cur, scope, ov, hasOrig, skip); err != nil {
-				return nil, hopError(last, err)
+				return hopError(last, err)
 			}
 		case top.node != nil && hasCur:
 			if err := diffNode(d, path, top.node, scope, ov, hasOrig, skip); err != nil {
-				return nil, hopError(last, err)
+				return hopError(last, err)
 			}
 		case top.key == "status" && hasCur:
 			diffValue(d, path, ov, pruned(cv, top.schema), hasOrig, true)
@@ -66,7 +66,7 @@ func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, t
 	if last.Labels != nil || last.Annotations != nil {
 		meta, err := mappedMetadata(last, cur, scope)
 		if err != nil {
-			return nil, hopError(last, err)
+			return hopError(last, err)
 		}
 		back = map[string]any{"metadata": meta}
 	}
@@ -78,7 +78,7 @@ func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, t
 		sort.Slice(d.Unset, func(i, j int) bool { return strings.Join(d.Unset[i], "\x00") < strings.Join(d.Unset[j], "\x00") })
 	}
 	c.guard(d, last, cur)
-	return d, nil
+	return nil
 }
 
 // diffMeta compares orig's labels or annotations with the way back's key by

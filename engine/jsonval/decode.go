@@ -49,8 +49,8 @@ type Decoder struct {
 
 const maxInternedKeys = 1024
 
-// key returns b as a string, interned.
-func (d *Decoder) key(b []byte) string {
+// Key returns b (an object key the decoder read) as a string, interned.
+func (d *Decoder) Key(b []byte) string {
 	if s, ok := d.keys[string(b)]; ok {
 		return s
 	}
@@ -244,7 +244,7 @@ func (d *Decoder) MapValue() (map[string]any, error) {
 	m := make(map[string]any, 4)
 	err := d.Object(func(key []byte) error {
 		v, err := d.Value()
-		m[d.key(key)] = v
+		m[d.Key(key)] = v
 		return err
 	})
 	return m, err
@@ -485,6 +485,9 @@ func NewDecoder(data []byte) *Decoder { return &Decoder{data: data} }
 
 // Offset is the byte offset the decoder has reached.
 func (d *Decoder) Offset() int { return d.pos }
+
+// Bytes returns the input from offset from to offset to.
+func (d *Decoder) Bytes(from, to int) []byte { return d.data[from:to] }
 
 // Since returns the bytes from offset start to the current offset.
 func (d *Decoder) Since(start int) []byte { return d.data[start:d.pos] }
