@@ -21,6 +21,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
 
 // Converter converts one object to desiredAPIVersion (group/version). It is
@@ -317,10 +319,13 @@ type objectConversion struct {
 type objectID struct {
 	index          int
 	kind, ns, name string
+	// raw are the metadata members left undecoded: name and namespace are
+	// read from them when a message needs them.
+	raw []rawMember
 }
 
-func idOf(i int, u *unstructured.Unstructured) objectID {
-	id := objectID{index: i}
+func idOf(i int, u *unstructured.Unstructured, raw []rawMember) objectID {
+	id := objectID{index: i, raw: raw}
 	id.kind, _ = u.Object["kind"].(string)
 	meta, _ := u.Object["metadata"].(map[string]any)
 	id.name, _ = meta["name"].(string)
@@ -328,7 +333,23 @@ func idOf(i int, u *unstructured.Unstructured) objectID {
 	return id
 }
 
+// resolved reads name and namespace where they were left undecoded.
+func (id objectID) resolved() objectID {
+	for _, r := range id.raw {
+		v, _ := jsonval.Decode(r.raw)
+		switch r.key {
+		case "name":
+			id.name, _ = v.(string)
+		case "namespace":
+			id.ns, _ = v.(string)
+		}
+	}
+	id.raw = nil
+	return id
+}
+
 func (id objectID) String() string {
+	id = id.resolved()
 	kind := id.kind
 	if kind == "" {
 		kind = "object"
@@ -347,7 +368,8 @@ func (c *objectConversion) convert(out []byte, i int, raw []byte, obj any) ([]by
 	if u == nil {
 		return out, fmt.Errorf("objects[%d] is not a JSON object: %.64s", i, raw)
 	}
-	id := idOf(i, u)
+	rawMeta := c.bufs.ranges[i].members(c.bufs)
+	id := idOf(i, u, rawMeta)
 	apiVersion, _ := u.Object["apiVersion"].(string)
 	kind := id.kind
 	if apiVersion == "" || kind == "" {
@@ -394,7 +416,7 @@ func (c *objectConversion) convert(out []byte, i int, raw []byte, obj any) ([]by
 		defer pm.active.Dec()
 	}
 	start := time.Now()
-	out, err = c.convertObject(out, raw, c.bufs.ranges[i].members(c.bufs), u, id, gv, gk, apiVersion, unknown, failf)
+	out, err = c.convertObject(out, raw, rawMeta, u, id, gv, gk, apiVersion, unknown, failf)
 	if pm != nil {
 		end := time.Now()
 		pm.observe(end, end.Sub(start), err == nil)
@@ -417,8 +439,17 @@ func (c *objectConversion) convertObject(out []byte, raw []byte, rawMeta []rawMe
 	}
 	snap := c.snapshot(u)
 	res, err := c.h.safeConvert(u, c.desired)
+	if err != nil && len(rawMeta) > 0 {
+		// The converter's message names the object, whose name was left
+		// undecoded: the object decoded whole gets the message it would.
+		if whole, derr := jsonval.NewDecoder(raw).MapValue(); derr == nil {
+			u, rawMeta = &unstructured.Unstructured{Object: whole}, nil
+			snap = c.snapshot(u)
+			res, err = c.h.safeConvert(u, c.desired)
+		}
+	}
 	if err != nil {
-		if id.name != "" && strings.Contains(err.Error(), id.String()) {
+		if id := id.resolved(); id.name != "" && strings.Contains(err.Error(), id.String()) {
 			return out, err // the converter's message names the object already
 		}
 		return out, failf("%v", err)

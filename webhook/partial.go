@@ -20,13 +20,15 @@ import (
 
 // MetadataReader is optionally implemented by a Converter that reads and
 // writes only some keys of an object's metadata. The handler then decodes
-// only those (and name, namespace and annotations, which it always decodes)
-// and copies the other keys of the request's metadata into the converted
+// only those (and annotations, which it always decodes) and copies the
+// other keys of the request's metadata into the converted
 // object unchanged; a converter that writes one of them fails the object.
 type MetadataReader interface {
 	// MetadataKeys lists the metadata keys that converting objects of gk may
-	// read or write besides name, namespace and annotations; all is true
-	// when it may read any key.
+	// read or write besides annotations; all is true when it may read any
+	// key. A converter whose failure messages name the object need not list
+	// name and namespace: an object that fails is converted again, decoded
+	// whole, for its message.
 	MetadataKeys(gk schema.GroupKind) (keys []string, all bool)
 	// NeedsAllMetadata reports whether converting obj, decoded with those
 	// keys, may read or write others after all (for what its annotations
@@ -46,15 +48,10 @@ type rawRange struct{ from, to int }
 
 func (r rawRange) members(bufs *buffers) []rawMember { return bufs.raw[r.from:r.to] }
 
-// alwaysDecoded are the metadata keys the handler itself reads: messages
-// name the object, and annotations are validated where a converter sets one.
-func alwaysDecoded(key []byte) bool {
-	switch string(key) {
-	case "name", "namespace", "annotations":
-		return true
-	}
-	return false
-}
+// alwaysDecoded is the metadata key the handler itself reads: annotations
+// are validated where a converter sets one. (Messages name the object: its
+// name and namespace are read from the raw members then, objectID.)
+func alwaysDecoded(key []byte) bool { return string(key) == "annotations" }
 
 // objectDecoder decodes the objects of one review.
 type objectDecoder struct {

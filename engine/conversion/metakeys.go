@@ -17,8 +17,10 @@ import (
 // encoded again.
 
 // metaKeys are the metadata keys the conversions of one CRD read or write
-// besides name, namespace and annotations (which the handler decodes and
-// the stash lives in); all: any key.
+// besides annotations (which the handler decodes, and the stash lives in);
+// all: any key. Name and namespace are not among them unless an expression
+// reads them: messages name the object, but a failed object is converted
+// again decoded whole (webhook.MetadataReader).
 type metaKeys struct {
 	keys []string
 	all  bool
@@ -31,7 +33,7 @@ type metaKeys struct {
 func (c *Converter) conversionMetaKeys(conv *engine.Conversion) metaKeys {
 	var mk metaKeys
 	add := func(k string) {
-		if k != "name" && k != "namespace" && k != "annotations" && !slices.Contains(mk.keys, k) {
+		if k != "annotations" && !slices.Contains(mk.keys, k) {
 			mk.keys = append(mk.keys, k)
 		}
 	}
@@ -70,8 +72,8 @@ func (c *Converter) conversionMetaKeys(conv *engine.Conversion) metaKeys {
 }
 
 // MetadataKeys lists the metadata keys converting objects of gk may read or
-// write besides name, namespace and annotations; all is true when it may
-// read any (or gk is not converted here).
+// write besides annotations; all is true when it may read any (or gk is not
+// converted here).
 func (c *Converter) MetadataKeys(gk schema.GroupKind) (keys []string, all bool) {
 	mk, ok := c.metaKeys[gk]
 	if !ok {
