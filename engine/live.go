@@ -63,6 +63,10 @@ func (c *compiler) live(sc compileScope, e *Entry) compileScope {
 	}
 	str := &structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}
 	for _, ob := range box.Observations {
+		if ob.Remote != nil {
+			e.Remote = append(e.Remote, c.remoteRead(sc, ob))
+			continue
+		}
 		o := &Observation{Source: ob, GVK: ob.GVK}
 		t := target{coerce: CoerceTyped}
 		sel := func(v *katalog.Value, key string) *Node {
@@ -133,6 +137,10 @@ func crossSchemas(obs []*katalog.Observation) (cel, legacy *structuralschema.Str
 	cel, legacy = object(nil), object(nil)
 	for _, ob := range obs {
 		if !ob.Exposed() {
+			continue
+		}
+		if ob.Remote != nil {
+			cel.Properties[ob.As], legacy.Properties[ob.As] = remoteSchemas(ob.Remote)
 			continue
 		}
 		obj := observedSchema(ob)

@@ -41,6 +41,9 @@ func (e *Entry) NewLive() *Live {
 			l.SetCross(o, nil)
 		}
 	}
+	for _, r := range e.Remote {
+		l.SetRemote(r.Source.As, nil)
+	}
 	for _, c := range e.External {
 		l.SetExternal(c.Source.Name, ExternalResult{})
 	}
@@ -105,10 +108,19 @@ func (l *Live) External(name string) map[string]any {
 
 // SampleLive builds live inputs from samples, for checking translations
 // (orkestra migrate): for each cross read (its as:) what it found — a list
-// read when lists says so — and each call's result.
-func SampleLive(cross map[string][]map[string]any, lists map[string]bool, external map[string]ExternalResult) *Live {
+// read when lists says so, an answer (the first, if any) when remote says
+// it is a remote read — and each call's result.
+func SampleLive(cross map[string][]map[string]any, lists, remote map[string]bool, external map[string]ExternalResult) *Live {
 	l := &Live{}
 	for as, objs := range cross {
+		if remote[as] {
+			var answer map[string]any
+			if len(objs) > 0 {
+				answer = objs[0]
+			}
+			l.SetRemote(as, answer)
+			continue
+		}
 		l.SetCross(&Observation{Source: &katalog.Observation{As: as, All: lists[as]}}, objs)
 	}
 	for name, r := range external {

@@ -99,8 +99,10 @@ type Entry struct {
 	// anything above reads it (Normalize.Apply); nil: none.
 	Normalize *Normalize
 	// Observations are the objects the entry observes (cross reads and
-	// watches), External its HTTP calls, in declaration order.
+	// watches), Remote its cross reads through HTTP (source:), External its
+	// HTTP calls, in declaration order.
 	Observations []*Observation
+	Remote       []*RemoteRead
 	External     []*ExternalCall
 	// Timed are the values and conditions of the entry that read the clock
 	// (weekday, timeInWindow, time: conditions, …): the operator reconciles

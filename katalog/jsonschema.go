@@ -2,6 +2,8 @@ package katalog
 
 import (
 	"sort"
+
+	"github.com/orkspace/orkestra-cel/katalogapi"
 )
 
 // JSONSchemaID is the $id of the katalog's JSON Schema.
@@ -152,8 +154,21 @@ func hooksSchema() map[string]any {
 }
 
 func crossSchema() map[string]any {
-	return obj(crossKeys, map[string]any{"crd": desc("An entry of this katalog.", str()), "as": str(), "strategy": enum("first", "all"), "maxMatches": integer(),
-		"selector": obj(crossSelectorKeys, map[string]any{"name": str(), "namespace": str(), "labelSelector": str()}, false)}, false)
+	return obj(crossKeys, map[string]any{"crd": desc("An entry of this katalog (with source.host: of the other runtime).", str()), "as": str(), "strategy": enum("first", "all"), "maxMatches": integer(),
+		"selector": obj(crossSelectorKeys, map[string]any{"name": str(), "namespace": str(), "labelSelector": str()}, false),
+		"source":   desc("Read through HTTP instead of this operator's informers: another Orkestra runtime's /katalog API (host, protocol) or any JSON endpoint.", crossSourceSchema())}, false)
+}
+
+func crossSourceSchema() map[string]any {
+	routes := make([]string, len(katalogapi.Routes))
+	for i, r := range katalogapi.Routes {
+		routes[i] = string(r)
+	}
+	return obj(crossSourceKeys, map[string]any{"endpoint": str(), "host": str(), "protocol": enumOf(routes), "type": desc("Older name of protocol.", enumOf(routes)),
+		"namespace": str(), "token": desc("An environment variable of the operator: $NAME.", str()), "cacheFor": str(), "timeout": str(),
+		"retries": integer(), "maxBytes": integer(), "continueOnError": boolean(),
+		"auth":   obj(crossAuthKeys, map[string]any{"token": str(), "scheme": enum("Bearer", "Basic"), "secretRef": obj(secretRefKeys, nil, false)}, false),
+		"schema": desc("OpenAPI v3 schema of the endpoint's JSON answer (cross.<as>).", map[string]any{"type": "object"})}, false)
 }
 
 func watchSchema() map[string]any {

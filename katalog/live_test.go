@@ -28,7 +28,7 @@ func TestLiveInputLoadErrors(t *testing.T) {
 		{"cross maxMatches", "cross:\n  - crd: site\n    maxMatches: 0\n",
 			[]string{`17:25: [site] operatorBox.cross[0].maxMatches: maxMatches must be between 1 and 10000, got 0`}},
 		{"cross of a kind needs as", "cross:\n  - apiVersion: v1\n    kind: ConfigMap\n",
-			[]string{`16:13: [site] operatorBox.cross[0].as: a cross read whose target is apiVersion/kind needs as: (the name its objects are read by, cross.<as>)`}},
+			[]string{`16:13: [site] operatorBox.cross[0].as: a cross read whose target is apiVersion/kind, or an endpoint, needs as: (the name it is read by, cross.<as>)`}},
 		{"cross as is no name", "cross:\n  - crd: site\n    as: 2x\n",
 			[]string{`17:17: [site] operatorBox.cross[0].as: as: "2x" is not a name expressions can read (letters, digits, _ and -, starting with a letter)`}},
 		{"watch templated name", "watch:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: '{{ .metadata.name }}'\n",

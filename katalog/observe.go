@@ -62,9 +62,11 @@ type Observation struct {
 	CRD      *CRD
 	Typed    bool
 	Resolved bool
-	// sourceKey is upstream's source: (a read through another process's
-	// HTTP API), checked once the target is resolved.
-	sourceKey *yaml.Node
+	// Remote is the read's source: (an HTTP read of another runtime's
+	// /katalog API or of any JSON endpoint) when the read names no entry
+	// of this katalog; nil for a read of this operator's informers. A
+	// remote read has no kind: GVK, Plural and CRD stay zero.
+	Remote *CrossSource
 	// Denied: the observed kind is an entry's with crossAccess: false, so
 	// this cross read reads nothing (nothing is watched for it either).
 	Denied bool
@@ -94,7 +96,7 @@ const (
 )
 
 var (
-	crossKeys         = []string{"crd", "kind", "apiVersion", "selector", "as", "strategy", "maxMatches"}
+	crossKeys         = []string{"crd", "kind", "apiVersion", "selector", "as", "strategy", "maxMatches", "source"}
 	crossSelectorKeys = []string{"name", "namespace", "labelSelector"}
 	watchKeys         = []string{"apiVersion", "kind", "name", "namespace", "labelSelector", "on", "keyFrom", "index"}
 	keyFromKeys       = []string{"label", "name", "namespace"}
@@ -104,10 +106,10 @@ var (
 func (d *decoder) cross(box *OperatorBox, n *yaml.Node, path string) {
 	for i, item := range d.list(n, path) {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
-		o := d.mapping(item, ipath, append(crossKeys[:len(crossKeys):len(crossKeys)], "source"), nil)
+		o := d.mapping(item, ipath, crossKeys, nil)
 		ob := &Observation{Pos: d.pos(Resolve(item)), Field: ipath, MaxMatches: DefaultMaxMatches}
 		if f, ok := o["source"]; ok {
-			ob.sourceKey = f.key
+			ob.Remote = d.crossSource(f, ipath+".source")
 		}
 		d.target(ob, o, ipath, true)
 		if f, ok := o["selector"]; ok {
@@ -122,7 +124,7 @@ func (d *decoder) cross(box *OperatorBox, n *yaml.Node, path string) {
 			ob.AsPos = ob.TargetPos
 		}
 		if ob.As == "" {
-			d.errorf(Resolve(item), ipath+".as", "a cross read whose target is apiVersion/kind needs as: (the name its objects are read by, cross.<as>)")
+			d.errorf(Resolve(item), ipath+".as", "a cross read whose target is apiVersion/kind, or an endpoint, needs as: (the name it is read by, cross.<as>)")
 		} else if !validInputName(ob.As) {
 			d.errorAt(ob.AsPos, ipath+".as", "as: %q is not a name expressions can read (letters, digits, _ and -, starting with a letter)", ob.As)
 		}
@@ -214,6 +216,9 @@ func (d *decoder) target(ob *Observation, o object, path string, cross bool) {
 		if _, err := schema.ParseGroupVersion(ob.APIVersion); err != nil || ob.APIVersion == "" {
 			d.errorf(av.value, path+".apiVersion", "apiVersion %q is not group/version or version", ob.APIVersion)
 		}
+	case cross && ob.Remote != nil:
+		// An endpoint's answer needs no target (as: names it); host: needs
+		// crd:, which checkRemote says.
 	case cross:
 		d.errorAt(ob.Pos, path, "a cross read needs crd: (an entry of this katalog) or apiVersion and kind")
 		ob.TargetPos = ob.Pos
@@ -294,15 +299,16 @@ func (l *loader) resolveObservations(pool []*CRD, fetched map[schema.GroupKind]*
 
 func (d *decoder) resolveObservation(ob *Observation, pool []*CRD, fetched map[schema.GroupKind]*CRD) {
 	k := d.loader.k
-	if ob.sourceKey != nil {
-		if ob.Entry != "" && k.Entry(ob.Entry) != nil {
-			// Upstream reads a sibling in the same binary from its
-			// informer and falls back to source only without one
-			// (pkg/reconciler/run_template_reconcile.go, readCross).
-			d.warnf(ob.sourceKey, ob.Field+".source", "source: is not used: %q is an entry of this katalog, read from this operator's informer as upstream reads a sibling in the same binary; remove source:", ob.Entry)
-		} else {
-			d.upstream(ob.sourceKey, nil, ob.Field+".source", "source")
+	if ob.Remote != nil {
+		if ob.Entry == "" || k.Entry(ob.Entry) == nil {
+			d.checkRemote(ob)
+			return
 		}
+		// Upstream reads a sibling in the same binary from its informer
+		// and falls back to source only without one
+		// (pkg/reconciler/run_template_reconcile.go, readCross).
+		d.warnAt(ob.Remote.Pos, ob.Field+".source", "source: is not used: %q is an entry of this katalog, read from this operator's informer as upstream reads a sibling in the same binary; remove source:", ob.Entry)
+		ob.Remote = nil
 	}
 	if ob.Entry != "" {
 		other := k.Entry(ob.Entry)

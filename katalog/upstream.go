@@ -67,7 +67,6 @@ var upstreamKeys = map[string]upstreamKey{
 	"notification":      {why: "notifications are HTTP calls; " + outOfScopeHTTP},
 	"notifications":     {why: "notifications are HTTP calls; " + outOfScopeHTTP},
 	"external":          {why: "external calls are declared in a hook here (onReconcile: {external: [...]}), where their results read as external.<name>; at this place they are not supported: declare the call under onReconcile and gate what depends on it with when: on external.<name>"},
-	"source":            {why: "a cross read through another process's HTTP API (source.endpoint, source.host) is not supported; run both entries in one katalog so the read is served from this operator's informers, or have the other operator write what you need into this custom resource"},
 	"enqueueGate":       {why: "a watch's enqueueGate (conditions on the watched object) is not supported; narrow the watch with name, namespace, labelSelector and on:, or gate reconciles with operatorBox.preReconcile"},
 	"hooks":             {why: outOfScopeGo},
 	"goHooks":           {why: outOfScopeGo},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // Egress: the install documents where the katalog's external calls go.
@@ -14,7 +15,9 @@ import (
 // narrows egress knows what to allow.
 
 // AnnotationExternalCalls lists, on the NetworkPolicy, the katalog's
-// external calls: `entry/name METHOD url` per line, the URL as written.
+// external calls: `entry/name METHOD url` per line, the URL as written — and
+// its remote cross reads: `entry/cross.<as> GET url`, the route of host:
+// with {namespace} and {name} where they depend on the custom resource.
 const AnnotationExternalCalls = "orkestra.orkspace.io/external-calls"
 
 // AnnotationAllowedHosts holds the katalog's allowedHosts, comma-separated.
@@ -30,6 +33,9 @@ func externalCalls(plan *engine.Plan) []string {
 		}
 		for _, c := range e.External {
 			out = append(out, fmt.Sprintf("%s/%s %s %s", e.Name, c.Source.Name, c.Source.Method, c.Source.URL.Str))
+		}
+		for _, r := range e.Remote {
+			out = append(out, fmt.Sprintf("%s/cross.%s GET %s", e.Name, r.Source.As, remoteURL(r.Source)))
 		}
 	}
 	sort.Strings(out)
@@ -57,4 +63,14 @@ func egressNote(plan *engine.Plan) string {
 		return ""
 	}
 	return fmt.Sprintf("the katalog makes %d external call(s) (listed in the NetworkPolicy's %s annotation): the operator's pods need egress to them; calls to in-cluster Services or other private addresses also need orkestra run --external-allow CIDR in the Deployment's args", len(calls), AnnotationExternalCalls)
+}
+
+// remoteURL is the URL a remote cross read asks, as the annotation shows
+// it: the endpoint as written, or host:'s route.
+func remoteURL(ob *katalog.Observation) string {
+	src := ob.Remote
+	if src.Endpoint != nil {
+		return src.Endpoint.Str
+	}
+	return src.Protocol.URL(src.Host, ob.Entry, "{namespace}", "{name}")
 }

@@ -262,8 +262,9 @@ func childGrants(plan *engine.Plan, e *engine.Entry, r *engine.Resource, plurals
 
 // liveGrants adds what an entry's live inputs need: get, list and watch on
 // the kinds it observes (the informers its cross reads and watches read),
-// get by name on the Secrets its external calls take credentials from (in
-// the Secret's namespace, else where the custom resources are).
+// get by name on the Secrets its external calls and remote cross reads take
+// credentials from (in the Secret's namespace, else where the custom
+// resources are).
 func liveGrants(plan *engine.Plan, e *engine.Entry, crs, kids *grants) {
 	for _, o := range e.Observations {
 		if o.Source.Plural == "" {
@@ -272,8 +273,14 @@ func liveGrants(plan *engine.Plan, e *engine.Entry, crs, kids *grants) {
 		crs.add(plan.WatchNamespaces(o.GVK), schema.GroupResource{Group: o.GVK.Group, Resource: o.Source.Plural}, "get", "list", "watch")
 	}
 	secrets := schema.GroupResource{Resource: "secrets"}
+	auths := make([]*katalog.ExternalAuth, 0, len(e.External)+len(e.Remote))
 	for _, c := range e.External {
-		a := c.Source.Auth
+		auths = append(auths, c.Source.Auth)
+	}
+	for _, r := range e.Remote {
+		auths = append(auths, r.Source.Remote.Auth)
+	}
+	for _, a := range auths {
 		if a == nil {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 	"github.com/orkspace/orkestra-cel/operator/external"
 )
 
@@ -27,13 +28,14 @@ const (
 
 // live reads the entry's live inputs for one reconcile of cr: its cross
 // reads, from the informers (recorded in the read index, so that a change
-// to what was read reconciles cr again), then the external calls of the
-// hooks rendered, in declaration order. A call that fails with
-// continueOnError is returned in failed (its result says why); without it
-// the call fails the reconcile.
-func (e *entryController) live(ctx context.Context, cr *unstructured.Unstructured, kids map[string]any, hooks []string) (live *engine.Live, failed []string, err error) {
+// to what was read reconciles cr again), its remote cross reads, then the
+// external calls of the hooks rendered, in declaration order. A call that
+// fails with continueOnError, or a remote read that fails without
+// continueOnError: false, is returned in failed (its result says why);
+// otherwise the failure fails the reconcile.
+func (e *entryController) live(ctx context.Context, cr *unstructured.Unstructured, kids map[string]any, hooks []string) (live *engine.Live, failed []liveFailure, err error) {
 	live = e.entry.NewLive()
-	if len(e.entry.Observations) == 0 && len(e.entry.External) == 0 {
+	if len(e.entry.Observations) == 0 && len(e.entry.Remote) == 0 && len(e.entry.External) == 0 {
 		return live, nil, nil
 	}
 	self, err := e.entry.Normalize.Apply(cr.Object)
@@ -41,6 +43,9 @@ func (e *entryController) live(ctx context.Context, cr *unstructured.Unstructure
 		return nil, nil, fmt.Errorf("normalize: %w", err)
 	}
 	if err := e.readCross(ctx, cr, self, kids, live); err != nil {
+		return nil, nil, err
+	}
+	if failed, err = e.readRemote(ctx, cr, e.entry.Scope(self, kids, live), live); err != nil {
 		return nil, nil, err
 	}
 	for _, call := range e.entry.External {
@@ -59,7 +64,7 @@ func (e *entryController) live(ctx context.Context, cr *unstructured.Unstructure
 		if !call.Source.ContinueOnError {
 			return nil, nil, &liveError{reason: ReasonExternalCallFailed, msg: msg}
 		}
-		failed = append(failed, msg)
+		failed = append(failed, liveFailure{reason: ReasonExternalCallFailed, msg: msg})
 	}
 	return live, failed, nil
 }
@@ -271,7 +276,7 @@ func (e *entryController) callExternal(ctx context.Context, cr *unstructured.Uns
 	req := external.Request{
 		Owner: string(cr.GetUID()), Name: src.Name, Method: src.Method, URL: strings.TrimSpace(url), Body: body,
 		AllowedHosts: e.op.plan.Katalog.AllowedHosts, Timeout: src.Timeout, Retries: src.Retries, MaxBytes: src.MaxBytes,
-		CacheFor: src.CacheFor, ExpectedStatus: src.ExpectedStatus, Schema: e.op.bodySchemas[src],
+		CacheFor: src.CacheFor, ExpectedStatus: src.ExpectedStatus, Schema: e.op.bodySchemas[src.JSONSchema],
 	}
 	if call.Headers != nil {
 		v, _, err := call.Headers.Eval(scope)
@@ -284,21 +289,29 @@ func (e *entryController) callExternal(ctx context.Context, cr *unstructured.Uns
 			req.Headers[k] = fmt.Sprint(hv)
 		}
 	}
+	req.Credential = e.credential(cr, src.TokenEnv, src.Auth)
+	return e.op.external.Do(ctx, req), nil
+}
+
+// credential returns how a call reads its Authorization value: from the
+// operator's environment variable tokenEnv, or from the Secret auth names;
+// nil when it sends none.
+func (e *entryController) credential(cr *unstructured.Unstructured, tokenEnv string, auth *katalog.ExternalAuth) func(context.Context) (string, error) {
 	switch {
-	case src.TokenEnv != "":
-		req.Credential = func(context.Context) (string, error) {
-			tok, ok := os.LookupEnv(src.TokenEnv)
+	case tokenEnv != "":
+		return func(context.Context) (string, error) {
+			tok, ok := os.LookupEnv(tokenEnv)
 			if !ok || tok == "" {
-				return "", fmt.Errorf("the operator's environment variable %s (token:) is not set", src.TokenEnv)
+				return "", fmt.Errorf("the operator's environment variable %s (token:) is not set", tokenEnv)
 			}
 			return "Bearer " + tok, nil
 		}
-	case src.Auth != nil:
-		req.Credential = func(ctx context.Context) (string, error) {
-			return e.secretCredential(ctx, cr, src.Auth.Secret, src.Auth.Namespace, src.Auth.Key, src.Auth.Scheme)
+	case auth != nil:
+		return func(ctx context.Context) (string, error) {
+			return e.secretCredential(ctx, cr, auth.Secret, auth.Namespace, auth.Key, auth.Scheme)
 		}
 	}
-	return e.op.external.Do(ctx, req), nil
+	return nil
 }
 
 // secretCredential reads an Authorization value from a Secret (read from
@@ -321,11 +334,19 @@ func (e *entryController) secretCredential(ctx context.Context, cr *unstructured
 	return "Bearer " + strings.TrimSpace(string(v)), nil
 }
 
-// liveFailed reports external calls that failed with continueOnError: a
-// Warning event each, and the text for the Ready condition's message.
-func (e *entryController) liveFailed(cr *unstructured.Unstructured, failed []string) string {
-	for _, msg := range failed {
-		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonExternalCallFailed, "Reconcile", "%s (continueOnError: the reconcile went on)", truncate(msg, 1024))
+// liveFailure is a live input that failed without failing the reconcile.
+type liveFailure struct {
+	reason, msg string
+}
+
+// liveFailed reports live inputs that failed without failing the reconcile
+// (continueOnError): a Warning event each, and the text for the Ready
+// condition's message.
+func (e *entryController) liveFailed(cr *unstructured.Unstructured, failed []liveFailure) string {
+	msgs := make([]string, len(failed))
+	for i, f := range failed {
+		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, f.reason, "Reconcile", "%s (continueOnError: the reconcile went on)", truncate(f.msg, 1024))
+		msgs[i] = f.msg
 	}
-	return truncate(strings.Join(failed, "; "), 4096)
+	return truncate(strings.Join(msgs, "; "), 4096)
 }

@@ -23,6 +23,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -110,8 +112,10 @@ type Operator struct {
 	plan *engine.Plan
 	opts Options
 	// external makes the external calls; bodySchemas check their bodies.
-	external    *external.Client
-	bodySchemas map[*katalog.ExternalCall]*external.Schema
+	external *external.Client
+	// (by the declared schema: an external call's, or a remote cross
+	// read's).
+	bodySchemas map[*apiextensionsv1.JSONSchemaProps]*external.Schema
 	entries     map[string]*entryController
 	order       []*entryController
 	gauges      *gaugeCollector
@@ -134,23 +138,31 @@ func New(plan *engine.Plan, opts Options) *Operator {
 	if opts.DeletionWaveTimeout <= 0 {
 		opts.DeletionWaveTimeout = defaultDeletionWaveBound
 	}
-	o := &Operator{plan: plan, opts: opts, entries: map[string]*entryController{}, external: opts.External, bodySchemas: map[*katalog.ExternalCall]*external.Schema{}}
+	o := &Operator{plan: plan, opts: opts, entries: map[string]*entryController{}, external: opts.External, bodySchemas: map[*apiextensionsv1.JSONSchemaProps]*external.Schema{}}
 	if o.external == nil {
 		o.external = external.New(external.Options{})
 	}
 	for _, e := range plan.Entries {
 		for _, c := range e.External {
-			if c.Source.JSONSchema == nil {
-				continue
-			}
-			s, err := external.NewSchema(c.Source.JSONSchema)
-			if err != nil {
-				panic(fmt.Sprintf("%s: the body schema does not build a validator: %v", c.Source.Field, err))
-			}
-			o.bodySchemas[c.Source] = s
+			o.addBodySchema(c.Source.JSONSchema, c.Source.Field)
+		}
+		for _, r := range e.Remote {
+			o.addBodySchema(r.Source.Remote.JSONSchema, r.Source.Field)
 		}
 	}
 	return o
+}
+
+// addBodySchema compiles a declared answer schema once (nil: none).
+func (o *Operator) addBodySchema(props *apiextensionsv1.JSONSchemaProps, field string) {
+	if props == nil {
+		return
+	}
+	s, err := external.NewSchema(props)
+	if err != nil {
+		panic(fmt.Sprintf("%s: the body schema does not build a validator: %v", field, err))
+	}
+	o.bodySchemas[props] = s
 }
 
 // EntryStatus is what the operator knows about one katalog entry at run time.

@@ -117,7 +117,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}
-	var failedCalls []string
+	var failedCalls []liveFailure
 	live, failedCalls, err = e.live(ctx, cr, kids, render.ApplyHooks)
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, reasonOf(err, ReasonRenderFailed), err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/katalogapi"
 )
 
 // The runtime's HTTP API under /katalog, with upstream Orkestra's routes
@@ -51,26 +52,13 @@ type EntryRuntime struct {
 	Dependencies []DependencyRuntime
 	// Storage is the storage state of the entry's CRD; nil when nothing
 	// watches it (serve, or storage migration turned off).
-	Storage *StorageStatus
+	Storage *katalogapi.StorageStatus
 }
 
 // DependencyRuntime is one dependsOn entry as the dependent sees it.
 type DependencyRuntime struct {
 	Entry, Condition, State string
 	Satisfied               bool
-}
-
-// StorageStatus is the `storage` object of a /katalog entry: the CRD's
-// status.storedVersions and the storage migration that empties it of every
-// version but the storage version.
-type StorageStatus struct {
-	StoredVersions []string `json:"storedVersions"`
-	Migrating      bool     `json:"migrating"`
-	// Migrated counts the objects the current (or last) migration rewrote;
-	// Remaining those still to do (null when unknown).
-	Migrated  int64  `json:"migrated"`
-	Remaining *int64 `json:"remaining"`
-	LastError string `json:"lastError"`
 }
 
 // RuntimeStatus supplies run-time facts about katalog entries (the operator
@@ -90,91 +78,6 @@ const (
 	// back (in the /katalog summary only, as upstream).
 	StateGated = "gated"
 )
-
-// KatalogSummary is the GET /katalog response.
-type KatalogSummary struct {
-	// Name and Description are the katalog's metadata.
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	// CRDs are the enabled entries; Total counts every entry,
-	// TotalEnabled the enabled ones.
-	CRDs         []KatalogEntry `json:"crds"`
-	Total        int            `json:"total"`
-	TotalEnabled int            `json:"totalEnabled"`
-	// OrkReady is /readyz's answer.
-	OrkReady bool `json:"OrkReady"`
-	// Healthy is false, and Status 503, while an entry is degraded.
-	Healthy        bool         `json:"healthy"`
-	Status         int          `json:"status"`
-	DegradedReason string       `json:"degradedReason,omitempty"`
-	StatusCounts   StatusCounts `json:"statusCounts"`
-}
-
-// StatusCounts counts the entries by state ("not started" counts as pending).
-type StatusCounts struct {
-	Healthy  int `json:"healthy"`
-	Degraded int `json:"degraded"`
-	Started  int `json:"started"`
-	Pending  int `json:"pending"`
-}
-
-// KatalogEntry is one entry: GET /katalog/{crd}, and a row of /katalog.
-type KatalogEntry struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	GVK         string   `json:"gvk"`
-	GVR         string   `json:"gvr"`
-	Namespaced  bool     `json:"namespaced"`
-	DependsOn   []string `json:"dependsOn,omitempty"`
-	Workers     int      `json:"workers"`
-	// WorkersSource, ResyncSource and MaxDepthSource say whether the value
-	// is the katalog's ("configured") or the default.
-	WorkersSource  string `json:"workersSource"`
-	WorkersActive  int    `json:"workersActive"`
-	Resync         string `json:"resync"`
-	ResyncSource   string `json:"resyncSource"`
-	QueueDepth     int    `json:"queueDepth"`
-	MaxDepth       int    `json:"maxDepth"`
-	MaxDepthSource string `json:"maxDepthSource"`
-	ResourceCount  int    `json:"resourceCount"`
-	// TotalReconciles counts the reconciles that ran.
-	TotalReconciles int64  `json:"totalReconciles"`
-	State           string `json:"state"`
-	Healthy         bool   `json:"healthy"`
-	Started         bool   `json:"started"`
-	Pending         bool   `json:"pending"`
-	StartedAt       string `json:"startedAt"`
-	Uptime          string `json:"uptime"`
-	// ErrorRate is the percentage of the reconciles that failed.
-	ErrorRate   float64          `json:"errorRate"`
-	Gated       bool             `json:"gated"`
-	GatedReason string           `json:"gatedReason,omitempty"`
-	Endpoints   EndpointInfo     `json:"endpoints"`
-	Conversion  ConversionStatus `json:"conversion"`
-	Storage     *StorageStatus   `json:"storage,omitempty"`
-}
-
-// EndpointInfo names an entry's routes and whether they are served.
-type EndpointInfo struct {
-	Health        string `json:"health"`
-	Info          string `json:"info"`
-	HealthEnabled bool   `json:"healthEnabled"`
-	InfoEnabled   bool   `json:"infoEnabled"`
-}
-
-// ConversionStatus reports the conversions INTO an entry's version: an entry
-// counts the objects converted to its version (group, kind and version of
-// the entry), whatever their source version. Latencies are per object, in
-// milliseconds; the p95 is over the last LatencyWindow conversions.
-type ConversionStatus struct {
-	// Enabled is true when the katalog declares conversion for the entry's CRD.
-	Enabled      bool    `json:"enabled"`
-	Total        uint64  `json:"total"`
-	Success      uint64  `json:"success"`
-	Failures     uint64  `json:"failures"`
-	AvgLatencyMs float64 `json:"avgLatencyMs"`
-	P95LatencyMs float64 `json:"p95LatencyMs"`
-}
 
 // katalogAPI serves the /katalog routes.
 type katalogAPI struct {
@@ -270,10 +173,10 @@ func (k *katalogAPI) stateOf(rt EntryRuntime, known bool) (string, int) {
 	return StateHealthy, http.StatusOK
 }
 
-func (k *katalogAPI) entry(e *engine.Entry) KatalogEntry {
+func (k *katalogAPI) entry(e *engine.Entry) katalogapi.KatalogEntry {
 	rt, known := k.runtimeOf(e)
 	state, _ := k.stateOf(rt, known)
-	out := KatalogEntry{
+	out := katalogapi.KatalogEntry{
 		Name:          e.Name,
 		GVK:           e.GVK.String(),
 		GVR:           e.GVR.String(),
@@ -313,6 +216,11 @@ func (k *katalogAPI) entry(e *engine.Entry) KatalogEntry {
 		out.Gated, out.GatedReason = rt.Gated, rt.GatedReason
 		out.StartedAt, out.Uptime = k.startedAt(rt)
 		out.Storage = rt.Storage
+		out.Metrics = katalogapi.EntryMetrics{QueueDepth: rt.QueueDepth, ErrorRatePercent: out.ErrorRate, WorkersIdlePercent: 100}
+		if rt.Workers > 0 {
+			busy := math.Round(float64(rt.WorkersActive)/float64(rt.Workers)*10000) / 100
+			out.Metrics.WorkersBusyPercent, out.Metrics.WorkersIdlePercent = busy, 100-busy
+		}
 	}
 	if k.plan.Conversions[e.GVK.GroupKind()] != nil {
 		out.Conversion.Enabled = true
@@ -326,9 +234,9 @@ func (k *katalogAPI) entry(e *engine.Entry) KatalogEntry {
 	return out
 }
 
-func endpointInfo(e *engine.Entry) EndpointInfo {
+func endpointInfo(e *engine.Entry) katalogapi.EndpointInfo {
 	ep := endpointsOf(e)
-	return EndpointInfo{Health: "/katalog/" + e.Name + "/health", Info: "/katalog/" + e.Name, HealthEnabled: ep.Health, InfoEnabled: ep.Info}
+	return katalogapi.EndpointInfo{Health: "/katalog/" + e.Name + "/health", Info: "/katalog/" + e.Name, HealthEnabled: ep.Health, InfoEnabled: ep.Info}
 }
 
 // errorRate is the percentage of the reconciles that failed.
@@ -353,7 +261,7 @@ func millis(d time.Duration) float64 {
 }
 
 func (k *katalogAPI) summary(w http.ResponseWriter, _ *http.Request) {
-	out := KatalogSummary{Name: k.plan.Katalog.Name, Description: k.plan.Katalog.Description, CRDs: []KatalogEntry{}, OrkReady: k.serving()}
+	out := katalogapi.KatalogSummary{Name: k.plan.Katalog.Name, Description: k.plan.Katalog.Description, CRDs: []katalogapi.KatalogEntry{}, OrkReady: k.serving()}
 	for _, e := range k.plan.Entries {
 		out.Total++
 		if !e.Enabled {

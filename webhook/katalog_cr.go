@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalogapi"
 	"github.com/orkspace/orkestra-cel/readiness"
 )
 
@@ -26,79 +27,6 @@ type ResourceReader interface {
 	CustomResource(ctx context.Context, entry, namespace, name string) (*unstructured.Unstructured, error)
 	Children(ctx context.Context, entry string, cr *unstructured.Unstructured) ([]unstructured.Unstructured, error)
 	Events(ctx context.Context, entry, namespace, name string) ([]corev1.Event, error)
-}
-
-// CRList is the GET /katalog/{crd}/cr response: the entry's custom
-// resources in namespace/name order.
-type CRList struct {
-	CRD   string      `json:"crd"`
-	GVK   string      `json:"gvk"`
-	Total int         `json:"total"`
-	Items []CRSummary `json:"items"`
-}
-
-// CRSummary is one custom resource, as a line of kubectl get.
-type CRSummary struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace,omitempty"`
-	// Phase is status.phase when the resource has one.
-	Phase string `json:"phase,omitempty"`
-	// Ready and ReadyReason are its Ready condition's.
-	Ready       bool   `json:"ready"`
-	ReadyReason string `json:"readyReason,omitempty"`
-	Age         string `json:"age"`
-	Generation  int64  `json:"generation"`
-	// Value is the field ?field=a.b asked for, as text ("" when absent).
-	Value string `json:"value,omitempty"`
-}
-
-// CRDetail is the GET /katalog/{crd}/cr/{namespace}/{name} response
-// ({name} alone for a cluster-scoped entry).
-type CRDetail struct {
-	Name              string            `json:"name"`
-	Namespace         string            `json:"namespace,omitempty"`
-	Generation        int64             `json:"generation"`
-	CreationTimestamp string            `json:"creationTimestamp"`
-	Labels            map[string]string `json:"labels,omitempty"`
-	Annotations       map[string]string `json:"annotations,omitempty"`
-	Ready             bool              `json:"ready"`
-	ReadyReason       string            `json:"readyReason,omitempty"`
-	ReadyMessage      string            `json:"readyMessage,omitempty"`
-	Status            map[string]any    `json:"status,omitempty"`
-	// Children holds, by kind, the child (one) or a list of them (several).
-	Children       map[string]any `json:"children"`
-	EventsEndpoint string         `json:"eventsEndpoint"`
-}
-
-// ChildSummary is one child of a custom resource.
-type ChildSummary struct {
-	Name      string         `json:"name"`
-	Namespace string         `json:"namespace,omitempty"`
-	Kind      string         `json:"kind"`
-	Status    map[string]any `json:"status,omitempty"`
-	Ready     bool           `json:"ready"`
-}
-
-// CREvents is the GET …/cr/{namespace}/{name}/events response: the
-// custom resource's events, newest first, at most maxEvents.
-type CREvents struct {
-	Name      string    `json:"name"`
-	Namespace string    `json:"namespace,omitempty"`
-	Total     int       `json:"total"`
-	Events    []CREvent `json:"events"`
-}
-
-// CREvent is one event.
-type CREvent struct {
-	Type      string `json:"type"`
-	Reason    string `json:"reason"`
-	Message   string `json:"message"`
-	Source    string `json:"source"`
-	Object    string `json:"object"`
-	Count     int32  `json:"count"`
-	FirstSeen string `json:"firstSeen"`
-	LastSeen  string `json:"lastSeen"`
-	Age       string `json:"age"`
 }
 
 const maxEvents = 100
@@ -129,7 +57,7 @@ func (k *katalogAPI) crList(w http.ResponseWriter, r *http.Request, e *engine.En
 		return
 	}
 	field := r.URL.Query().Get("field")
-	out := CRList{CRD: e.Name, GVK: e.GVK.String(), Items: make([]CRSummary, 0, len(crs))}
+	out := katalogapi.CRList{CRD: e.Name, GVK: e.GVK.String(), Items: make([]katalogapi.CRSummary, 0, len(crs))}
 	for i := range crs {
 		s := k.summarize(&crs[i])
 		if field != "" {
@@ -145,10 +73,10 @@ func (k *katalogAPI) crList(w http.ResponseWriter, r *http.Request, e *engine.En
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (k *katalogAPI) summarize(cr *unstructured.Unstructured) CRSummary {
+func (k *katalogAPI) summarize(cr *unstructured.Unstructured) katalogapi.CRSummary {
 	phase, _, _ := unstructured.NestedString(cr.Object, "status", "phase")
 	ready := readyCondition(cr)
-	return CRSummary{
+	return katalogapi.CRSummary{
 		Name:        cr.GetName(),
 		Namespace:   cr.GetNamespace(),
 		Phase:       phase,
@@ -241,10 +169,10 @@ func scope(e *engine.Entry) string {
 	return "cluster-scoped"
 }
 
-func detail(e *engine.Entry, cr *unstructured.Unstructured, kids []unstructured.Unstructured) CRDetail {
+func detail(e *engine.Entry, cr *unstructured.Unstructured, kids []unstructured.Unstructured) katalogapi.CRDetail {
 	ready := readyCondition(cr)
 	status, _, _ := unstructured.NestedMap(cr.Object, "status")
-	out := CRDetail{
+	out := katalogapi.CRDetail{
 		Name:              cr.GetName(),
 		Namespace:         cr.GetNamespace(),
 		Generation:        cr.GetGeneration(),
@@ -264,12 +192,12 @@ func detail(e *engine.Entry, cr *unstructured.Unstructured, kids []unstructured.
 			out.Annotations[k] = v
 		}
 	}
-	byKind := map[string][]ChildSummary{}
+	byKind := map[string][]katalogapi.ChildSummary{}
 	for i := range kids {
 		c := &kids[i]
 		ok, _ := readiness.Of(c)
 		st, _, _ := unstructured.NestedMap(c.Object, "status")
-		byKind[c.GetKind()] = append(byKind[c.GetKind()], ChildSummary{Name: c.GetName(), Namespace: c.GetNamespace(), Kind: c.GetKind(), Status: st, Ready: ok})
+		byKind[c.GetKind()] = append(byKind[c.GetKind()], katalogapi.ChildSummary{Name: c.GetName(), Namespace: c.GetNamespace(), Kind: c.GetKind(), Status: st, Ready: ok})
 	}
 	for kind, cs := range byKind {
 		sort.Slice(cs, func(i, j int) bool { return cs[i].Namespace+"/"+cs[i].Name < cs[j].Namespace+"/"+cs[j].Name })
@@ -288,7 +216,7 @@ func (k *katalogAPI) crEvents(ctx context.Context, w http.ResponseWriter, e *eng
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		return
 	}
-	out := CREvents{Name: name, Namespace: namespace, Events: make([]CREvent, 0, len(evs))}
+	out := katalogapi.CREvents{Name: name, Namespace: namespace, Events: make([]katalogapi.CREvent, 0, len(evs))}
 	for _, ev := range evs {
 		out.Events = append(out.Events, k.event(ev))
 	}
@@ -300,7 +228,7 @@ func (k *katalogAPI) crEvents(ctx context.Context, w http.ResponseWriter, e *eng
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (k *katalogAPI) event(ev corev1.Event) CREvent {
+func (k *katalogAPI) event(ev corev1.Event) katalogapi.CREvent {
 	first, last := ev.FirstTimestamp.Time, ev.LastTimestamp.Time
 	if last.IsZero() {
 		last = ev.EventTime.Time // events.k8s.io events carry only eventTime
@@ -316,7 +244,7 @@ func (k *katalogAPI) event(ev corev1.Event) CREvent {
 	if count == 0 {
 		count = 1
 	}
-	return CREvent{
+	return katalogapi.CREvent{
 		Type:      ev.Type,
 		Reason:    ev.Reason,
 		Message:   ev.Message,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/katalog"
+	"github.com/orkspace/orkestra-cel/katalogapi"
 )
 
 // The JSON shapes are upstream's (pkg/kordinator/crd_health_handers.go,
@@ -50,13 +51,13 @@ func TestKatalogSummaryAndInfo(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("/katalog HTTP %d: %s", code, body)
 	}
-	var sum KatalogSummary
+	var sum katalogapi.KatalogSummary
 	decodeStrict(t, body, &sum)
 	if sum.Name != "fake" || sum.Description != "a fake katalog" || sum.Total != 4 || sum.TotalEnabled != 3 || len(sum.CRDs) != 3 ||
-		!sum.OrkReady || !sum.Healthy || sum.Status != 200 || sum.StatusCounts != (StatusCounts{Healthy: 3}) {
+		!sum.OrkReady || !sum.Healthy || sum.Status != 200 || sum.StatusCounts != (katalogapi.StatusCounts{Healthy: 3}) {
 		t.Fatalf("summary %+v", sum)
 	}
-	byName := map[string]KatalogEntry{}
+	byName := map[string]katalogapi.KatalogEntry{}
 	for _, e := range sum.CRDs {
 		byName[e.Name] = e
 	}
@@ -64,7 +65,7 @@ func TestKatalogSummaryAndInfo(t *testing.T) {
 	if v1.GVK != "demo.orkestra.io/v1, Kind=Website" || v1.Workers != 3 || v1.WorkersActive != 0 || v1.ResourceCount != 0 || v1.Started || !v1.Healthy || v1.State != StateHealthy {
 		t.Errorf("website-v1 %+v", v1)
 	}
-	if v1.Endpoints != (EndpointInfo{Health: "/katalog/website-v1/health", Info: "/katalog/website-v1", HealthEnabled: true, InfoEnabled: true}) {
+	if v1.Endpoints != (katalogapi.EndpointInfo{Health: "/katalog/website-v1/health", Info: "/katalog/website-v1", HealthEnabled: true, InfoEnabled: true}) {
 		t.Errorf("endpoints %+v", v1.Endpoints)
 	}
 	if c := v1.Conversion; !c.Enabled || c.Total != 3 || c.Success != 2 || c.Failures != 1 || c.AvgLatencyMs <= 0 || c.P95LatencyMs <= 0 || c.P95LatencyMs > 1000 {
@@ -76,7 +77,7 @@ func TestKatalogSummaryAndInfo(t *testing.T) {
 
 	// One entry: the same object as its row.
 	code, body = ts.get(t, "/katalog/website-v1")
-	var one KatalogEntry
+	var one katalogapi.KatalogEntry
 	decodeStrict(t, body, &one)
 	if code != 200 || one.Name != "website-v1" || one.Conversion.Total != 3 || one.StartedAt != StateNotStarted {
 		t.Errorf("HTTP %d %+v", code, one)
@@ -113,7 +114,7 @@ func TestKatalogAPIRuntimeStatus(t *testing.T) {
 			"website-v1alpha1": {Started: true, Healthy: true, StartedAt: started, TotalReconciles: 1, Gated: true, GatedReason: "not reconciled: the preReconcile gate … does not hold"},
 		}
 	})
-	var e KatalogEntry
+	var e katalogapi.KatalogEntry
 	_, body := ts.get(t, "/katalog/website-v1")
 	decodeStrict(t, body, &e)
 	if e.Workers != 5 || e.WorkersActive != 2 || e.ResourceCount != 42 || !e.Started || e.Healthy || e.State != StateDegraded ||
@@ -126,10 +127,10 @@ func TestKatalogAPIRuntimeStatus(t *testing.T) {
 		t.Errorf("static values: %+v", e)
 	}
 	code, body := ts.get(t, "/katalog")
-	var sum KatalogSummary
+	var sum katalogapi.KatalogSummary
 	decodeStrict(t, body, &sum)
 	if code != 503 || sum.Healthy || sum.Status != 503 || sum.DegradedReason != "1 degraded" ||
-		sum.StatusCounts != (StatusCounts{Healthy: 2, Degraded: 1}) {
+		sum.StatusCounts != (katalogapi.StatusCounts{Healthy: 2, Degraded: 1}) {
 		t.Errorf("HTTP %d %+v", code, sum)
 	}
 	for _, row := range sum.CRDs {
@@ -143,7 +144,7 @@ func TestKatalogAPIRuntimeStatus(t *testing.T) {
 // state, with remaining null when unknown.
 func TestKatalogAPIStorage(t *testing.T) {
 	ts := startServer(t, func(s *Server) {
-		s.Runtime = fakeRuntime{"website-v1": {Healthy: true, Storage: &StorageStatus{StoredVersions: []string{"v1alpha1", "v1"}, Migrating: true, Migrated: 12, LastError: "boom"}}}
+		s.Runtime = fakeRuntime{"website-v1": {Healthy: true, Storage: &katalogapi.StorageStatus{StoredVersions: []string{"v1alpha1", "v1"}, Migrating: true, Migrated: 12, LastError: "boom"}}}
 	})
 	_, body := ts.get(t, "/katalog/website-v1")
 	want := `"storage": {
@@ -188,7 +189,7 @@ func TestKatalogHealth(t *testing.T) {
 				}
 			})
 			code, body := ts.get(t, "/katalog/website-v1/health")
-			var h EntryHealth
+			var h katalogapi.EntryHealth
 			decodeStrict(t, body, &h)
 			if code != c.code || h.Status != c.code || h.State != c.state || h.Name != "website-v1" {
 				t.Fatalf("HTTP %d %+v, want %d %s", code, h, c.code, c.state)
@@ -220,9 +221,9 @@ func TestKatalogHealthDependencies(t *testing.T) {
 		}}}
 	})
 	_, body := ts.get(t, "/katalog/website-v1/health")
-	var h EntryHealth
+	var h katalogapi.EntryHealth
 	decodeStrict(t, body, &h)
-	want := map[string]DependencyHealth{
+	want := map[string]katalogapi.DependencyHealth{
 		"blog-v1":          {Name: "blog-v1", State: "degraded", Condition: "healthy"},
 		"website-v1alpha1": {Name: "website-v1alpha1", State: "healthy", Condition: "started", Satisfied: true},
 	}
@@ -262,9 +263,9 @@ func TestKatalogEndpointSwitches(t *testing.T) {
 		}
 	}
 	_, body := ts.get(t, "/katalog")
-	var sum KatalogSummary
+	var sum katalogapi.KatalogSummary
 	decodeStrict(t, body, &sum)
-	got := map[string]EndpointInfo{}
+	got := map[string]katalogapi.EndpointInfo{}
 	for _, r := range sum.CRDs {
 		got[r.Name] = r.Endpoints
 	}
@@ -328,18 +329,18 @@ func TestKatalogCustomResources(t *testing.T) {
 		s.Plan.Entries[1].GVR = schema.GroupVersionResource{Group: group, Version: "v1", Resource: "websites"}
 	})
 	code, body := ts.get(t, "/katalog/website-v1/cr?field=spec.image")
-	var list CRList
+	var list katalogapi.CRList
 	decodeStrict(t, body, &list)
 	if code != 200 || list.CRD != "website-v1" || list.GVK != "demo.orkestra.io/v1, Kind=Website" || list.Total != 2 || len(list.Items) != 2 {
 		t.Fatalf("HTTP %d %+v", code, list)
 	}
-	want := CRSummary{Name: "hello", Namespace: "default", Phase: "Running", Ready: true, ReadyReason: "ReconcileSucceeded", Age: "120m", Generation: 3, Value: "nginx:hello"}
+	want := katalogapi.CRSummary{Name: "hello", Namespace: "default", Phase: "Running", Ready: true, ReadyReason: "ReconcileSucceeded", Age: "120m", Generation: 3, Value: "nginx:hello"}
 	if list.Items[0] != want || list.Items[1].Name != "shop" || list.Items[1].Ready {
 		t.Errorf("items %+v, want the first %+v (sorted by namespace/name)", list.Items, want)
 	}
 
 	code, body = ts.get(t, "/katalog/website-v1/cr/default/hello")
-	var d CRDetail
+	var d katalogapi.CRDetail
 	decodeStrict(t, body, &d)
 	if code != 200 || d.Name != "hello" || d.Generation != 3 || !d.Ready || d.ReadyMessage != "ok" || d.EventsEndpoint != "/katalog/website-v1/cr/default/hello/events" ||
 		len(d.Annotations) != 1 || d.Annotations["team"] != "web" || d.Status["phase"] != "Running" {
@@ -354,7 +355,7 @@ func TestKatalogCustomResources(t *testing.T) {
 	}
 
 	code, body = ts.get(t, "/katalog/website-v1/cr/default/hello/events")
-	var evs CREvents
+	var evs katalogapi.CREvents
 	decodeStrict(t, body, &evs)
 	if code != 200 || evs.Total != 2 || evs.Events[0].Reason != "Gated" || evs.Events[0].LastSeen != "2025-05-01T10:05:00Z" || evs.Events[0].Count != 1 ||
 		evs.Events[0].Source != "orkestra" || evs.Events[1].Object != "Website/hello" {

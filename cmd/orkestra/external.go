@@ -21,7 +21,7 @@ type externalFlags struct {
 }
 
 func (f *externalFlags) register(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&f.allow, "external-allow", nil, "loopback or private ranges (CIDR, or one address) external: calls may reach, e.g. 10.96.0.0/12 for in-cluster Services; repeatable. Link-local and cloud-metadata addresses are refused whatever this says")
+	fs.StringSliceVar(&f.allow, "external-allow", nil, "loopback or private ranges (CIDR, or one address) external: calls and cross reads with source: may reach, e.g. 10.96.0.0/12 for in-cluster Services; repeatable. Link-local and cloud-metadata addresses are refused whatever this says")
 }
 
 // client returns the external client the flags describe.
@@ -33,8 +33,8 @@ func (f *externalFlags) client() (*external.Client, error) {
 	return external.New(external.Options{Allow: allow, Skip: f.skip}), nil
 }
 
-// refuse returns an error listing the katalog's external calls when calls
-// are denied (run --deny-external).
+// refuse returns an error listing the katalog's external calls and remote
+// cross reads when calls are denied (run --deny-external).
 func (f *externalFlags) refuse(plan *engine.Plan) error {
 	if !f.deny {
 		return nil
@@ -44,9 +44,12 @@ func (f *externalFlags) refuse(plan *engine.Plan) error {
 		for _, c := range e.External {
 			calls = append(calls, fmt.Sprintf("%s: [%s] %s (%s)", c.Source.Pos, e.Name, c.Source.Field, c.Source.Name))
 		}
+		for _, r := range e.Remote {
+			calls = append(calls, fmt.Sprintf("%s: [%s] %s.source (cross read %s)", r.Source.Remote.Pos, e.Name, r.Source.Field, r.Source.As))
+		}
 	}
 	if len(calls) == 0 {
 		return nil
 	}
-	return fmt.Errorf("--deny-external: the katalog declares external calls, which reach outside the cluster:\n  %s\nremove them, or run without --deny-external", strings.Join(calls, "\n  "))
+	return fmt.Errorf("--deny-external: the katalog declares external calls (or cross reads with source:), which reach outside the cluster:\n  %s\nremove them, or run without --deny-external", strings.Join(calls, "\n  "))
 }

@@ -27,7 +27,7 @@ spec:
 `
 	file := write("katalog.yaml", k)
 	_, errOut, code := run(t, "", "run", "-f", file, "--deny-external", "--kubeconfig", filepath.Join(dir, "none"))
-	want := "--deny-external: the katalog declares external calls, which reach outside the cluster:\n  " + file + ":12:15: [site] operatorBox.onReconcile.external[0] (flags)"
+	want := "--deny-external: the katalog declares external calls (or cross reads with source:), which reach outside the cluster:\n  " + file + ":12:15: [site] operatorBox.onReconcile.external[0] (flags)"
 	if code != 1 || !strings.Contains(errOut, want) {
 		t.Fatalf("exit %d, stderr:\n%s\nwant it to contain\n%s", code, errOut, want)
 	}

@@ -26,9 +26,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/orkspace/orkestra-cel/controlplane"
+	"github.com/orkspace/orkestra-cel/katalogapi"
 	"github.com/orkspace/orkestra-cel/lifecycle/storage"
 	"github.com/orkspace/orkestra-cel/lifecycle/versions"
-	"github.com/orkspace/orkestra-cel/webhook"
 )
 
 // withDev runs `orkestra dev` on the website example (its crFiles apply two
@@ -119,7 +119,7 @@ func waitReconciled(s *devSession) error {
 // making v1alpha1 the storage version starts a migration of the sample,
 // and /katalog/{crd} reports it done.
 func TestDevMigratesStorage(t *testing.T) {
-	var got webhook.KatalogEntry
+	var got katalogapi.KatalogEntry
 	var last string
 	var stepErr error
 	withDev(t, true, func(s *devSession) {
@@ -133,7 +133,7 @@ func TestDevMigratesStorage(t *testing.T) {
 				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				last = string(b)
-				got = webhook.KatalogEntry{}
+				got = katalogapi.KatalogEntry{}
 				if json.Unmarshal(b, &got) == nil && got.Storage != nil && slices.Equal(got.Storage.StoredVersions, []string{"v1alpha1"}) && !got.Storage.Migrating {
 					return
 				}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/orkspace/orkestra-cel/engine"
 	"github.com/orkspace/orkestra-cel/engine/conversion"
+	"github.com/orkspace/orkestra-cel/katalogapi"
 	"github.com/orkspace/orkestra-cel/lifecycle/storage"
 	"github.com/orkspace/orkestra-cel/manifests"
 	"github.com/orkspace/orkestra-cel/operator"
@@ -303,7 +304,7 @@ func (r operatorRuntime) Entry(name string) (webhook.EntryRuntime, bool) {
 	}
 	if e := r.plan.Entry(name); r.storage != nil && e != nil && e.Source.CRD != nil {
 		if s, ok := r.storage.Status(e.Source.CRD.Object.Name); ok {
-			out.Storage = &webhook.StorageStatus{StoredVersions: s.StoredVersions, Migrating: s.Migrating, Migrated: s.Migrated, LastError: s.LastError}
+			out.Storage = &katalogapi.StorageStatus{StoredVersions: s.StoredVersions, Migrating: s.Migrating, Migrated: s.Migrated, LastError: s.LastError}
 			if s.Remaining >= 0 {
 				out.Storage.Remaining = &s.Remaining
 			}

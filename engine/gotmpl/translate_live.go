@@ -78,6 +78,10 @@ func (t *translator) liveRead(segs []string, n parse.Node) liveRead {
 		}
 		return whole
 	}
+	remote := isRemote(s, x)
+	if remote && len(segs) >= 3 && segs[2] == "found" {
+		t.failf(n, ".cross.%s is read through source:, where upstream derives found from the answer, which has no CEL counterpart; test has(cross.%s) instead", x, x)
+	}
 	if isList(s, x) {
 		return whole
 	}
@@ -88,19 +92,24 @@ func (t *translator) liveRead(segs []string, n parse.Node) liveRead {
 		return liveRead{special: &val{kind: vString, expr: "(has(" + ref + ") ? 'true' : 'false')", prec: precPrimary, nonEmpty: true, noEdgeSpace: true, noSpace: true, ascii: true}}
 	}
 	rest := segs[2:]
-	if crossMeta[rest[0]] {
+	if crossMeta[rest[0]] && !remote {
 		rest = append([]string{"metadata"}, rest...)
 	}
 	// What the placeholder gives for the read: missing at the first or
 	// second step (a field of spec or status, a metadata shortcut), a
 	// failure further down, an empty map for spec or status themselves.
 	placeholderMissing := len(rest) == 1 && rest[0] != "spec" && rest[0] != "status" ||
-		len(rest) == 2 && (rest[0] == "spec" || rest[0] == "status" || rest[0] == "metadata")
+		len(rest) == 2 && (rest[0] == "spec" || rest[0] == "status" || rest[0] == "metadata" && !remote)
 	if len(rest) == 1 && (rest[0] == "spec" || rest[0] == "status") {
 		t.failf(n, ".cross.%s.%s is an empty map when nothing was found, which has no CEL counterpart; read one of its fields", x, rest[0])
 	}
 	obj := s.Properties[x]
-	read := liveRead{path: append([]string{root, x}, rest...), start: step{s: foundObject(&obj), expr: ref, path: []string{root, x}}, from: 2}
+	start := foundObject(&obj)
+	if remote {
+		// An answer is read as it came: nothing is added to it.
+		start = &obj
+	}
+	read := liveRead{path: append([]string{root, x}, rest...), start: step{s: start, expr: ref, path: []string{root, x}}, from: 2}
 	if placeholderMissing {
 		read.found = ref
 	}
@@ -195,6 +204,12 @@ var externalOwnKeys = map[string]bool{"called": true, "status": true, "body": tr
 // crossMeta are upstream's shortcuts to a cross read's metadata.
 var crossMeta = map[string]bool{"name": true, "namespace": true, "labels": true, "annotations": true}
 
+// isRemote reports a cross read through source: (engine.RemoteTitle).
+func isRemote(s *structuralschema.Structural, prop string) bool {
+	p, ok := s.Properties[prop]
+	return ok && p.Title == engine.RemoteTitle
+}
+
 func isList(s *structuralschema.Structural, prop string) bool {
 	p, ok := s.Properties[prop]
 	return ok && p.Type == "array"
@@ -224,6 +239,9 @@ func liveCondition(c *katalog.Condition, ctx *engine.Context) (string, bool, err
 	case root == engine.ExternalVar && !externalOwnKeys[segs[2]]:
 		// A key of a JSON object body, merged into the result upstream.
 		rest = append([]string{x, "json"}, segs[2:]...)
+	case root == engine.CrossVar && isRemote(s, x) && segs[2] == "found":
+		return "", false, &Untranslatable{Reason: ".cross." + x + ".found of a read through source: is derived from the answer upstream; test has(cross." + x + ") instead"}
+	case root == engine.CrossVar && isRemote(s, x):
 	case root == engine.CrossVar && !isList(s, x) && len(segs) == 3 && segs[2] == "found":
 		read = "(has(" + ref + ") ? 'true' : 'false')"
 	case root == engine.CrossVar && !isList(s, x) && crossMeta[segs[2]]:

@@ -43,14 +43,14 @@ func (m *migration) liveViews(ctx *engine.Context, seed int64) []*engine.Live {
 		}
 	}
 	var crossNone map[string][]map[string]any
-	lists := map[string]bool{}
+	lists, remote := map[string]bool{}, map[string]bool{}
 	if cross != nil {
 		crossNone = map[string][]map[string]any{}
 		for as, s := range cross.Properties {
-			crossNone[as], lists[as] = nil, s.Type == "array"
+			crossNone[as], lists[as], remote[as] = nil, s.Type == "array", s.Title == engine.RemoteTitle
 		}
 	}
-	views := []*engine.Live{engine.SampleLive(crossNone, lists, none)}
+	views := []*engine.Live{engine.SampleLive(crossNone, lists, remote, none)}
 	for i := 0; i < liveViewCount; i++ {
 		found := map[string][]map[string]any{}
 		if cross != nil {
@@ -69,7 +69,7 @@ func (m *migration) liveViews(ctx *engine.Context, seed int64) []*engine.Live {
 				results[name] = sampleResult(&js, (i+len(name))%5, seed+int64(i), rng)
 			}
 		}
-		views = append(views, engine.SampleLive(found, lists, results))
+		views = append(views, engine.SampleLive(found, lists, remote, results))
 	}
 	return views
 }
