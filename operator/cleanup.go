@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -30,59 +29,83 @@ const (
 	ReasonCleanupProtected = "CleanupProtected"
 )
 
-// cleanupStart is when this process first saw an object's cleanup
-// condition hold (uid: the object it saw, not a later one of the same
-// name).
-type cleanupStart struct {
-	uid types.UID
-	at  time.Time
-}
+// AnnotationCleanupSince records, on a custom resource, when the operator
+// first saw its cleanup condition hold (RFC 3339, the operator's clock).
+// Kept on the object rather than in memory, a restart or a new leader goes
+// on counting from there: deleteAfter is not postponed.
+const AnnotationCleanupSince = "orkestra.orkspace.io/cleanup-since"
 
 // cleanup evaluates the entry's cleanup on cr. It returns deleted when it
 // deleted cr, and wait > 0 when the condition holds but not yet for
-// deleteAfter (the reconcile then comes back after wait). The clock starts
-// when this process first sees the condition hold: after a restart it
-// starts again, so a resource is deleted later, never earlier.
-func (e *entryController) cleanup(ctx context.Context, cr *unstructured.Unstructured, kids map[string]any, live *engine.Live) (deleted bool, wait time.Duration, err error) {
+// deleteAfter (the reconcile then comes back after wait); cr is returned
+// as written when the annotation that holds the clock was written.
+func (e *entryController) cleanup(ctx context.Context, cr *unstructured.Unstructured, kids map[string]any, live *engine.Live) (_ *unstructured.Unstructured, deleted bool, wait time.Duration, err error) {
 	c := e.entry.Cleanup
 	if c == nil {
-		return false, 0, nil
+		return cr, false, 0, nil
 	}
-	key := client.ObjectKeyFromObject(cr)
 	self, err := e.entry.Normalize.Apply(cr.Object)
 	if err != nil {
-		return false, 0, fmt.Errorf("operatorBox.runtime.cleanup: %w", err)
+		return cr, false, 0, fmt.Errorf("operatorBox.runtime.cleanup: %w", err)
 	}
 	holds, err := c.When.Eval(e.entry.Scope(self, kids, live))
 	if err != nil {
-		return false, 0, fmt.Errorf("operatorBox.runtime.cleanup: evaluating %s: %w", c.When.Source(), err)
+		return cr, false, 0, fmt.Errorf("operatorBox.runtime.cleanup: evaluating %s: %w", c.When.Source(), err)
 	}
+	recorded, hasSince := cr.GetAnnotations()[AnnotationCleanupSince]
 	if !holds {
-		e.cleanupSince.Delete(key)
-		return false, 0, nil
+		if hasSince {
+			// The clock starts again when the condition holds again.
+			cr, err = e.setCleanupSince(ctx, cr, "")
+		}
+		return cr, false, 0, err
 	}
 	now := e.op.opts.Now()
-	start := cleanupStart{uid: cr.GetUID(), at: now}
-	if v, ok := e.cleanupSince.Load(key); ok && v.(cleanupStart).uid == start.uid {
-		start = v.(cleanupStart)
-	} else {
-		e.cleanupSince.Store(key, start)
+	since, perr := time.Parse(time.RFC3339Nano, recorded)
+	if !hasSince || perr != nil {
+		// First seen holding (or the annotation was damaged: the clock
+		// starts now, so the resource is deleted later, never earlier).
+		if cr, err = e.setCleanupSince(ctx, cr, now.UTC().Format(time.RFC3339Nano)); err != nil {
+			return cr, false, 0, err
+		}
+		since = now
 	}
-	if left := c.Source.DeleteAfter - now.Sub(start.at); left > 0 {
-		return false, left, nil
+	if left := c.Source.DeleteAfter - now.Sub(since); left > 0 {
+		return cr, false, min(left, c.Source.DeleteAfter), nil
 	}
 	if cr.GetLabels()[DeletionProtectionLabel] == "true" {
 		e.recorder.Eventf(cr, nil, corev1.EventTypeWarning, ReasonCleanupProtected, "Cleanup",
 			"%s holds, but the custom resource carries %s=true: it is not deleted; remove the label to let cleanup delete it", c.Source, DeletionProtectionLabel)
-		return false, 0, nil
+		return cr, false, 0, nil
 	}
 	e.recorder.Eventf(cr, nil, corev1.EventTypeNormal, ReasonCleanedUp, "Cleanup",
-		"deleting the custom resource: %s held since %s", c.Source, start.at.UTC().Format(time.RFC3339))
+		"deleting the custom resource: %s held since %s", c.Source, since.UTC().Format(time.RFC3339))
 	uid := cr.GetUID()
 	err = e.client.Delete(ctx, cr, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err != nil && !apierrors.IsNotFound(err) {
-		return false, 0, fmt.Errorf("operatorBox.runtime.cleanup: deleting the custom resource: %w", err)
+		return cr, false, 0, fmt.Errorf("operatorBox.runtime.cleanup: deleting the custom resource: %w", err)
 	}
-	e.cleanupSince.Delete(key)
-	return true, 0, nil
+	return cr, true, 0, nil
+}
+
+// setCleanupSince writes (or, with "", removes) the cleanup clock's
+// annotation and returns the custom resource as written.
+func (e *entryController) setCleanupSince(ctx context.Context, cr *unstructured.Unstructured, since string) (*unstructured.Unstructured, error) {
+	// A merge patch of the one annotation: no lock, nothing else is touched.
+	w, err := e.patchCopy(ctx, cr, false, func(w *unstructured.Unstructured) {
+		a := w.GetAnnotations()
+		if since == "" {
+			delete(a, AnnotationCleanupSince)
+		} else {
+			if a == nil {
+				a = map[string]string{}
+			}
+			a[AnnotationCleanupSince] = since
+		}
+		w.SetAnnotations(a)
+	})
+	if err != nil {
+		return cr, fmt.Errorf("operatorBox.runtime.cleanup: recording %s: %w", AnnotationCleanupSince, err)
+	}
+	return w, nil
 }

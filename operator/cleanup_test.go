@@ -83,6 +83,9 @@ func TestCleanupClockRestartsWhenTheConditionStopsHolding(t *testing.T) {
 	})
 	phaseIs(t, h.ns, "job2", "Running")
 	h.idle("widget")
+	if a, ok := getWidget(t, h.ns, "job2").GetAnnotations()[AnnotationCleanupSince]; ok {
+		t.Fatalf("the clock's annotation stays (%q) once the condition stops holding", a)
+	}
 	updateWidget(t, h.ns, "job2", func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedField(u.Object, "done", "spec", "channel")
 	})
@@ -119,4 +122,50 @@ func TestCleanupRespectsDeletionProtection(t *testing.T) {
 	// Without the label, the next reconcile deletes it.
 	updateWidget(t, h.ns, "kept", func(u *unstructured.Unstructured) { u.SetLabels(nil) })
 	eventually(t, "kept deleted once unprotected", func() error { return absent(h.ns, "kept", widget(h.ns, "kept", nil)) })
+}
+
+// The cleanup clock lives on the custom resource (AnnotationCleanupSince):
+// an operator that restarts (or a new leader) counts from when the
+// condition first held, so a restart does not postpone the deletion.
+func TestCleanupClockSurvivesARestart(t *testing.T) {
+	plan := widgetPlan(t, cleanupBox)
+	h := startOperator(t, plan)
+	create(t, widget(h.ns, "job3", map[string]any{"channel": "done"}))
+	phaseIs(t, h.ns, "job3", "Succeeded")
+	h.idle("widget")
+	h.reconcileNow("widget", "job3")
+	first := h.clock.now()
+	if got := getWidget(t, h.ns, "job3").GetAnnotations()[AnnotationCleanupSince]; got != first.UTC().Format(time.RFC3339Nano) {
+		t.Fatalf("%s = %q, want when the condition first held (%s)", AnnotationCleanupSince, got, first)
+	}
+	h.stop()
+
+	// A new operator process, 50 minutes later on its clock: 10 are left.
+	h2 := startOperator(t, plan, func(o *harnessOptions) { o.ns, o.clockAt = h.ns, first.Add(50*time.Minute) })
+	h2.idle("widget")
+	if res := h2.reconcileNow("widget", "job3"); res.RequeueAfter <= 0 || res.RequeueAfter > 10*time.Minute {
+		t.Fatalf("after the restart: requeue after %s, want at most the 10 minutes left", res.RequeueAfter)
+	}
+	never(t, time.Second, "job3 is kept before deleteAfter", func() error {
+		getWidget(t, h.ns, "job3")
+		return nil
+	})
+	h2.clock.advance(11 * time.Minute)
+	h2.reconcileNow("widget", "job3")
+	eventually(t, "job3 deleted an hour after its condition first held", func() error { return absent(h.ns, "job3", widget(h.ns, "job3", nil)) })
+	eventWith(t, h.ns, ReasonCleanedUp, "held since "+first.UTC().Format(time.RFC3339))
+}
+
+// A damaged clock annotation starts the clock again (later, never earlier).
+func TestCleanupDamagedClockStartsAgain(t *testing.T) {
+	h := startOperator(t, widgetPlan(t, cleanupBox))
+	w := widget(h.ns, "job4", map[string]any{"channel": "done"})
+	w.SetAnnotations(map[string]string{AnnotationCleanupSince: "yesterday"})
+	create(t, w)
+	phaseIs(t, h.ns, "job4", "Succeeded")
+	h.idle("widget")
+	h.reconcileNow("widget", "job4")
+	if got := getWidget(t, h.ns, "job4").GetAnnotations()[AnnotationCleanupSince]; got != h.clock.now().UTC().Format(time.RFC3339Nano) {
+		t.Fatalf("%s = %q, want the operator's clock", AnnotationCleanupSince, got)
+	}
 }

@@ -500,10 +500,6 @@ type entryController struct {
 
 	// foreign holds onCreate children whose name another object holds.
 	foreign sync.Map
-	// cleanupSince holds, per custom resource, when its cleanup condition
-	// was first seen holding (cleanupStart).
-	cleanupSince sync.Map
-
 	queueMu sync.Mutex
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
 

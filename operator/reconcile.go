@@ -77,7 +77,6 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	cr := e.crObject()
 	if err := e.client.Get(ctx, req.NamespacedName, cr, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
-			e.cleanupSince.Delete(req.NamespacedName)
 			e.readIndex.set(req.NamespacedName, nil)
 			return reconcile.Result{}, false, nil
 		}
@@ -122,7 +121,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, reasonOf(err, ReasonRenderFailed), err)
 	}
-	deleted, cleanupWait, err := e.cleanup(ctx, cr, kids, live)
+	cr, deleted, cleanupWait, err := e.cleanup(ctx, cr, kids, live)
 	if err != nil {
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
 	}

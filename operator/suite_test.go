@@ -212,6 +212,9 @@ type harnessOptions struct {
 	// external makes the katalog's external calls (nil: the default
 	// client).
 	external *external.Client
+	// clockAt is the operator clock's reading at start (zero: 2030-01-01
+	// 12:00 UTC).
+	clockAt time.Time
 }
 
 // startOperator starts an operator for plan in a fresh namespace.
@@ -226,6 +229,9 @@ func startOperator(t testing.TB, plan *engine.Plan, opts ...func(*harnessOptions
 	}
 	h := &harness{t: t, ns: o.ns, plan: plan, clock: &fakeClock{}, reg: prometheus.NewRegistry()}
 	h.clock.set(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
+	if !o.clockAt.IsZero() {
+		h.clock.set(o.clockAt)
+	}
 	mo := ManagerOptions{Namespace: o.ns, SkipControllerNameValidation: true, GracefulShutdownTimeout: 5 * time.Second, WholeObjects: o.wholeObjects}
 	if o.clusterWide {
 		mo.Namespace = ""
