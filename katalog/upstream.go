@@ -71,7 +71,7 @@ var upstreamKeys = map[string]upstreamKey{
 	"hooks":             {why: outOfScopeGo},
 	"goHooks":           {why: outOfScopeGo},
 	"constructor":       {why: outOfScopeGo},
-	"autoscale":         {why: "operator autoscaling changes this runtime's own worker counts, queue depth and resync from metrics, which it does not do: size workers and resync for the peak; to scale a workload's replicas from conditions, declare autoscale: on its deployments, statefulSets or replicaSets entry"},
+	"autoscale":         {why: "upstream's operator autoscaler resizes the operator's own reconcile workers, queue limit and resync period on a ticker from its queue metrics (.metrics.queueDepth); here workers and resync are fixed when the controllers start, and an autoscaler on the operator's Deployment would add replicas that wait for the leader lease, not workers: set workers and resync to the do: block's values (the peak) instead; to scale a workload's replicas from conditions, declare autoscale: on its deployments, statefulSets or replicaSets entry"},
 	"serve":             {why: "upstream's gateway exposes a REST surface that creates custom resources with its own tokens; this runtime serves none — create the resources with kubectl or your GitOps tool under Kubernetes RBAC"},
 	"enrich":            {why: "upstream embeds extra data (pods, events) into children before templates read them; read the children themselves (.children) instead"},
 	"enrichAll":         {why: "upstream embeds extra data (pods, events) into children before templates read them; read the children themselves (.children) instead"},
