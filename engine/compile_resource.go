@@ -26,6 +26,8 @@ type target struct {
 	total bool
 	// labels: the values are labels (a conversion's metadata.labels).
 	labels bool
+	// skipsFailure: Context.SkipsFailure.
+	skipsFailure bool
 }
 
 func (c *compiler) resource(sc compileScope, r *katalog.Resource) *Resource {

@@ -48,7 +48,10 @@ func (c *compiler) statusField(sc compileScope, i int, f *katalog.StatusField) *
 		inputs = c.inputs(sc, f.Motif)
 		sc = sc.withInputs(inputs)
 	}
-	t := target{field: field + ".value", coerce: CoerceTyped}
+	// Upstream skipped a status field whose template failed and wrote the
+	// others (orkspace/orkestra pkg/template/resolver_status.go), unless
+	// clearOnFalse would have written "" when its condition failed.
+	t := target{field: field + ".value", coerce: CoerceTyped, skipsFailure: f.Value.Kind == katalog.StringValue && !f.ClearOnFalse}
 	switch {
 	case expected != nil && f.Type != "" && f.Type != "auto" && !typeAgrees(f.Type, expected):
 		// The schema wins: the API server would refuse the other type.
@@ -63,6 +66,9 @@ func (c *compiler) statusField(sc compileScope, i int, f *katalog.StatusField) *
 		expected = typeHint(f.Type)
 	}
 	sf := &StatusField{Source: f, Path: path, Value: c.value(sc, f.Value, expected, t), ClearOnFalse: f.ClearOnFalse, Inputs: inputs}
+	if _, failing := sf.Value.Expr.(*FailingExpr); failing {
+		return nil
+	}
 	sf.ClearsToEmpty = expected == nil || expected.Type == "string" || expected.Type == ""
 	if f.When != nil {
 		sf.When = c.when(sc, f.When, true, field+".when")

@@ -76,6 +76,7 @@ func (c *compiler) stringValue(sc compileScope, v *katalog.Value, expected *stru
 	ctx.AllowRandom = t.allowRandom != nil && t.allowRandom(t.field)
 	ctx.Total = t.total
 	ctx.LabelValue = t.labels && expected != nil && expected.Type == "string"
+	ctx.SkipsFailure = t.skipsFailure
 	if t.total {
 		// Findings come back acknowledged; pathFindings classifies them
 		// by the path's mayFail.

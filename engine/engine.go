@@ -71,6 +71,11 @@ type Context struct {
 	// LabelValue: the value is a label value; with Total, a value the
 	// schema allows to be an invalid label value is reported too.
 	LabelValue bool
+	// SkipsFailure: the place writes nothing when its value fails and the
+	// rest goes on (a status field: upstream wrote the others). A value
+	// that fails on every evaluation is then a warning, compiled to a
+	// *FailingExpr the place drops.
+	SkipsFailure bool
 }
 
 // Var is a variable an expression may read besides self.

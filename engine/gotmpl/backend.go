@@ -85,6 +85,9 @@ func (b *Backend) CompileValue(src string, ctx *engine.Context) (engine.Expr, ka
 	if t == nil {
 		return nil, diags
 	}
+	if t.failing != "" {
+		return &engine.FailingExpr{Src: src, At: ctx.Pos, Reason: t.failing}, diags
+	}
 	return t, diags
 }
 
@@ -133,9 +136,12 @@ func (b *Backend) compileIn(src string, ctx *engine.Context, p purpose, noteStac
 	}
 	c := &checker{src: src, version: ctx.SelfVersion, report: report, warn: warn, random: ctx.AllowRandom && (p == forValue || noteStack != nil), root: b.root(ctx.Self),
 		noChildren: conversion, conversion: conversion, stringTarget: ctx.Expected != nil && ctx.Expected.Type == "string",
-		b: b, self: ctx.Self, entry: ctx.Entry, costLimit: ctx.CostLimit, noteStack: noteStack}
+		b: b, self: ctx.Self, entry: ctx.Entry, costLimit: ctx.CostLimit, noteStack: noteStack, skipsFailure: ctx.SkipsFailure && p == forValue && noteStack == nil}
 	c.check(tree)
 	diags = append(diags, c.extra...)
+	if c.failing != "" && !diags.HasErrors() {
+		return &Template{src: src, pos: ctx.Pos, field: ctx.Field, failing: c.failing}, diags
+	}
 	if !diags.HasErrors() {
 		var finding func(off int, msg string)
 		if ctx.Total {
@@ -246,6 +252,9 @@ type Template struct {
 	children bool
 	// timers say when clock-reading calls may change their result.
 	timers []timer
+	// failing says why every evaluation fails (CompileValue gives an
+	// engine.FailingExpr instead).
+	failing string
 }
 
 // Render executes the template against obj and returns the rendered string

@@ -46,6 +46,10 @@ type checker struct {
 	// conversion: the template is in a conversion path; stringTarget: it
 	// lands in a string field. floatWarned: the float64 warning was given.
 	conversion, stringTarget, floatWarned bool
+	// skipsFailure: engine.Context.SkipsFailure; failing says why every
+	// evaluation fails, when it does.
+	skipsFailure bool
+	failing      string
 
 	// Notes: the backend that has them, the place's schema, entry and cost
 	// limit to compile them with, the notes being compiled around this
@@ -265,7 +269,15 @@ func (c *checker) command(cmd *parse.CommandNode, dot shape, piped *argInfo) arg
 		n++
 	}
 	if lo, hi := arity(info); n < lo || (hi >= 0 && n > hi) {
-		c.report(int(id.Pos), fmt.Sprintf("%s takes %s, got %d%s", name, describeArity(lo, hi), n, pipeNote(piped)))
+		msg := fmt.Sprintf("%s takes %s, got %d%s", name, describeArity(lo, hi), n, pipeNote(piped))
+		if c.skipsFailure {
+			// Upstream's engine failed the call on every evaluation and
+			// left the value unwritten: so does this runtime.
+			c.failing = msg
+			c.warn(int(id.Pos), msg+": the call fails on every evaluation, as it did upstream, which never wrote this value; it is not written here either — call "+name+" with "+describeArity(lo, hi))
+			return argInfo{}
+		}
+		c.report(int(id.Pos), msg)
 		return argInfo{}
 	}
 	if info.fn != nil {
