@@ -35,7 +35,7 @@ func checkDependencies(k *Katalog, diags *Diagnostics) {
 			case dep.Name == e.Name:
 				add(e, dep.Pos, "an entry cannot depend on itself")
 			case !ok:
-				add(e, dep.Pos, "dependsOn names %q, which is not an entry of this katalog%s (an entry of another runtime cannot be waited for: have that runtime's operator write what you need into the custom resources, and gate on it with when:)", dep.Name, DidYouMean(dep.Name, entryNames(k)))
+				add(e, dep.Pos, "dependsOn names %q, which is not an entry of this katalog%s (upstream's validation refuses it too: dependsOn orders entries of one runtime; to wait for an object another operator serves, read it with operatorBox.cross, giving its apiVersion and kind, and gate the children on it with when:)", dep.Name, DidYouMean(dep.Name, entryNames(k)))
 			case !other.Enabled:
 				add(e, dep.Pos, "dependsOn names %q, which is disabled (enabled: false) and so never starts; enable it or remove the dependency", dep.Name)
 			}

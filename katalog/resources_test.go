@@ -284,7 +284,7 @@ func TestDependsOn(t *testing.T) {
 	}
 	wantDiags(t, msgs,
 		`19:22: [c] dependsOn.a: condition "ready" is not one of started, healthy`,
-		`11:31: [a] dependsOn: dependsOn names "databse", which is not an entry of this katalog (an entry of another runtime cannot be waited for: have that runtime's operator write what you need into the custom resources, and gate on it with when:)`,
+		`11:31: [a] dependsOn: dependsOn names "databse", which is not an entry of this katalog (upstream's validation refuses it too: dependsOn orders entries of one runtime; to wait for an object another operator serves, read it with operatorBox.cross, giving its apiVersion and kind, and gate the children on it with when:)`,
 		`11:19: [a] dependsOn: dependsOn makes a cycle: a → b → a; no entry of it could ever start`)
 }
 
