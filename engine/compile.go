@@ -128,6 +128,13 @@ func (c *compiler) box(sc compileScope, e *Entry, finalizers []string) {
 		e.EnqueueGate = c.conditions(sc, g.EnqueueWhen, g.EnqueueOr, "operatorBox.preReconcile.enqueueGate")
 		e.GateFail, e.EnqueueGateFail = g.ReconcileFail, g.EnqueueFail
 	}
+	if q := sc.entry.Queue; q != nil && q.Behaviour != nil {
+		b := q.Behaviour
+		e.QueueDrop = &QueueDrop{Source: b, When: c.conditions(sc, b.When, b.Or, b.Path)}
+		if q.MaxDepth == 0 {
+			c.warnf(sc, b.Pos, b.Path, "queue.behaviour drops nothing without queue.maxDepth (as upstream): set maxDepth, the depth its rule is measured against")
+		}
+	}
 	if cl := box.Cleanup; cl != nil {
 		if cond := c.conditions(sc, cl.When, cl.Or, "operatorBox.runtime.cleanup"); cond != nil {
 			e.Cleanup = &Cleanup{Source: cl, When: cond}

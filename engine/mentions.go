@@ -131,6 +131,10 @@ func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text s
 		when(cl.When)
 		when(cl.Or)
 	}
+	if q := e.Queue; q != nil && q.Behaviour != nil {
+		when(q.Behaviour.When)
+		when(q.Behaviour.Or)
+	}
 	for _, ev := range e.Box.Events {
 		walk(ev.Message)
 		when(ev.When)

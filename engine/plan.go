@@ -68,6 +68,8 @@ type Entry struct {
 	// GateFail and EnqueueGateFail are the gates' failPolicy
 	// (katalog.FailOpen, FailClosed, "" when not given).
 	GateFail, EnqueueGateFail string
+	// QueueDrop drops new events past a queue depth (queue.behaviour).
+	QueueDrop *QueueDrop
 	// Cleanup deletes the custom resource once its condition has held for
 	// a while (operatorBox.runtime.cleanup); nil: never.
 	Cleanup *Cleanup

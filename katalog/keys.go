@@ -18,7 +18,7 @@ var (
 	dayOfWeekKeys           = []string{"weekday", "weekend", "in", "notIn"}
 	motifImportKeys         = []string{"motif", "with"}
 	apiTypesKeys            = []string{"group", "version", "kind", "plural", "singular", "shortNames", "listKind", "scope", "namespaced", "categories"}
-	queueKeys               = []string{"maxDepth", "maxQueueDepth", "failureThreshold", "default"}
+	queueKeys               = []string{"maxDepth", "maxQueueDepth", "failureThreshold", "default", "behaviour"}
 	emitKeys                = append(movedInto("operatorBox.emit"), "events")
 	statusKeys              = []string{"fields", "include", "conditions"}
 	unimplementedStatus     = []string{"children"}

@@ -277,8 +277,6 @@ func TestNewestLayoutRefusals(t *testing.T) {
 			`17:13: [site] operatorBox.preReconcile.enqueueGate.sentinels: "sentinels" is part of the original katalog format but not supported by this runtime: a gate's sentinels pass it on the kind of change`},
 		{"eventAware", header + entry + "      operatorBox:\n        preReconcile:\n          reconcileGate:\n            eventAware: true\n",
 			`17:13: [site] operatorBox.preReconcile.reconcileGate.eventAware: "eventAware" is part of the original katalog format but not supported by this runtime: this runtime coalesces`},
-		{"queue behaviour", header + entry + "      queue:\n        maxDepth: 10\n        behaviour:\n          onLimit: {drop: true}\n",
-			`16:9: [site] queue.behaviour: "behaviour" is part of the original katalog format but not supported by this runtime: queue.behaviour drops queued custom resources`},
 		{"reconcile.remote", header + entry + "      operatorBox:\n        reconcile:\n          remote: {url: \"http://x\"}\n",
 			`16:11: [site] operatorBox.reconcile.remote: "remote" is part of the original katalog format but not supported by this runtime: an HTTP reconciler`},
 		{"observe", header + entry + "      operatorBox:\n        observe:\n          watch: []\n",

@@ -44,8 +44,11 @@ func (d *decoder) settings(e *CRDEntry, o object, path string) {
 }
 
 func (d *decoder) queue(n *yaml.Node, path string) *Queue {
-	o := d.mapping(n, path, queueKeys, []string{"behaviour"})
+	o := d.mapping(n, path, queueKeys, nil)
 	q := &Queue{Pos: d.pos(Resolve(n))}
+	if f, ok := o["behaviour"]; ok {
+		q.Behaviour = d.queueBehaviour(f.value, join(path, "behaviour"))
+	}
 	for _, key := range []string{"maxDepth", "maxQueueDepth"} {
 		if f, ok := o[key]; ok {
 			if v, ok := d.integer(f.value, join(path, key)); ok {

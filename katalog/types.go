@@ -172,6 +172,9 @@ type Queue struct {
 	// FailureThreshold is the share of failed reconciles (0..1) over which the
 	// entry reports itself degraded on /katalog/{entry}/health; 0 means never.
 	FailureThreshold float64
+	// Behaviour drops new events past a depth (queue.behaviour); nil: none
+	// is ever dropped.
+	Behaviour *QueueBehaviour
 }
 
 // GVK of the entry.

@@ -84,7 +84,6 @@ var upstreamKeys = map[string]upstreamKey{
 	"observe":           {why: "upstream's newer operatorBox.observe is not supported yet; write its entries as operatorBox.watch (watch) and operatorBox.cross (cross), which this runtime serves"},
 	"sentinels":         {why: "a gate's sentinels pass it on the kind of change that brought the object (generationChanged, labelsChanged, …), which this runtime does not compute: it reconciles on every change; write the gate's condition on the object's state with when:/or: instead"},
 	"eventAware":        {why: "this runtime coalesces the changes of one object before its gate is evaluated (upstream's behaviour without eventAware); write the gate's condition on the object's state"},
-	"behaviour":         {why: "queue.behaviour drops queued custom resources near maxDepth under conditions; this runtime never drops a custom resource from its queue (changes of one object coalesce into one item); size workers and maxDepth for the peak instead"},
 	"remote":            {why: "an HTTP reconciler (reconcile.remote) is not run by this runtime: declare the objects it would return as resources (onCreate/onReconcile, custom: for any kind) and their state as status fields, and leave what needs code to an in-cluster controller that writes into the custom resource"},
 	"postReconcile":     {why: "post-reconcile steps are not supported; declare the objects they create as resources"},
 	"timeouts":          {why: "per-step timeouts are not supported; this runtime retries failed reconciles with backoff"},

@@ -558,7 +558,8 @@ func (e *entryController) failureThreshold() float64 {
 }
 
 // queueOverDepth reports a queue holding more than its queue.maxDepth. Work
-// past the depth is still done (nothing is dropped); the entry says it lags.
+// past the depth is still done (only queue.behaviour drops new events); the
+// entry says it lags.
 func (e *entryController) queueOverDepth() bool {
 	q := e.queueSettings()
 	return q != nil && q.MaxDepth > 0 && e.queueDepth() > q.MaxDepth
@@ -666,13 +667,13 @@ func (e *entryController) setup(mgr manager.Manager, whole bool) error {
 		return nil
 	}
 	var forOpts []builder.ForOption
-	if rules := e.entry.Namespaces; rules != nil || e.entry.EnqueueGate != nil {
-		// Custom resources outside the entry's namespaces, or kept out by
-		// preReconcile's enqueue gate, never reach the work queue (upstream
-		// drops them before enqueueing too).
+	if rules := e.entry.Namespaces; rules != nil || e.entry.EnqueueGate != nil || e.entry.QueueDrop != nil {
+		// Custom resources outside the entry's namespaces, kept out by
+		// preReconcile's enqueue gate, or dropped by queue.behaviour, never
+		// reach the work queue (upstream drops them before enqueueing too).
 		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			u, ok := o.(*unstructured.Unstructured)
-			return rules.Reconciles(o.GetNamespace()) && (!ok || e.enqueues(u.Object))
+			return rules.Reconciles(o.GetNamespace()) && (!ok || e.enqueues(u.Object) && !e.dropped(u))
 		})))
 	}
 	b := builder.ControllerManagedBy(mgr).
