@@ -67,6 +67,8 @@ func TestRuleErrors(t *testing.T) {
 	cases := []struct{ name, body, want string }{
 		{"unknown field", "      validation:\n        rules:\n          - field: spec.imag\n            exists: true\n",
 			`k.yaml:9:20: [platform] validation.rules[0].field: spec.imag is not in the schema of v1; did you mean "image"?`},
+		{"metadata is never pruned (a rule on it is not fixed)", "      validation:\n        rules:\n          - field: metadata.labels.team\n            exists: true\n",
+			`k.yaml:9:20: [platform] validation.rules[0].field: metadata is not in the schema of v1`},
 		{"CEL typo", "      validation:\n        rules:\n          - rule: \"self.spec.replica > 0\"\n",
 			"k.yaml:9:30: [platform] validation.rules[0].rule: when `self.spec.replica > 0`: undefined field 'replica'; did you mean replicas?"},
 		{"runtime function", "      validation:\n        rules:\n          - rule: \"weekday()\"\n",

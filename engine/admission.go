@@ -86,13 +86,17 @@ func (c *compiler) admissionRule(sc compileScope, r *katalog.ValidationRule) *Ad
 	} else {
 		var pruned []string
 		if f := r.Condition.Field; !strings.Contains(f, "{{") && f != "" {
-			parent, p := walkSchema(sc.self, strings.Split(f, "."))
-			if p != nil && katalog.DidYouMean(p[len(p)-1], PropertyNames(parent)) != "" {
-				// A misspelt field, not one the schema leaves out.
-				c.schemaAt(sc, p, r.Condition.FieldPos, r.Path+".field")
-				return nil
+			path := strings.Split(f, ".")
+			parent, _ := walkSchema(sc.self, path)
+			pruned = PrunedPath(sc.self, path)
+			if pruned == nil || katalog.DidYouMean(pruned[len(pruned)-1], PropertyNames(parent)) != "" {
+				// Declared, or not pruned (metadata), or misspelt rather
+				// than left out: the schema decides, as for any field.
+				if _, ok := c.schemaAt(sc, path, r.Condition.FieldPos, r.Path+".field"); !ok {
+					return nil
+				}
+				pruned = nil
 			}
-			pruned = p
 		}
 		tr, ok := c.b.Legacy.(StructuredCEL)
 		if !ok {
@@ -234,9 +238,13 @@ func walkSchema(s *structuralschema.Structural, path []string) (at *structuralsc
 
 // PrunedPath is the part of path the schema s does not declare (nil when it
 // declares it, or keeps unknown fields there): the API server prunes it from
-// every object before admission and storage, so it is always absent.
+// every object before admission and storage, so it is always absent. It
+// never prunes apiVersion, kind or metadata, whatever the schema says.
 func PrunedPath(s *structuralschema.Structural, path []string) []string {
 	_, pruned := walkSchema(s, path)
+	if len(pruned) > 0 && (pruned[0] == "apiVersion" || pruned[0] == "kind" || pruned[0] == "metadata") {
+		return nil
+	}
 	return pruned
 }
 
