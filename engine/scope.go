@@ -68,6 +68,9 @@ func (p *Plan) Observes(gvk schema.GroupVersionKind) bool {
 				return true
 			}
 		}
+		if e.EnrichesPods() && gvk == PodGVK {
+			return true
+		}
 	}
 	return false
 }
@@ -116,6 +119,20 @@ func (p *Plan) WatchNamespaces(gvk schema.GroupVersionKind) []string {
 			found = true
 			if !add(e.ObservedNamespaces(o)) {
 				return nil
+			}
+		}
+		if e.EnrichesPods() && gvk == PodGVK {
+			// A workload child's pods are where the child is.
+			for _, rs := range e.Hooks {
+				for _, r := range rs {
+					if r.GVK == nil || PodOwnerKind(r.GVK.Kind) == "" {
+						continue
+					}
+					found = true
+					if !add(e.ChildNamespaces(r)) {
+						return nil
+					}
+				}
 			}
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize", "forceConflict", "lifecycle", "endpoints", "crossAccess"}
+var entryKeys = []string{"name", "enabled", "description", "apiTypes", "crdFile", "crFiles", "namespaced", "workers", "resync", "queue", "operatorBox", "reconciler", "conversion", "imports", "allowedNamespaces", "restrictedNamespaces", "namespace", "labels", "critical", "dependsOn", "deprecated", "deprecationWarning", "validation", "mutation", "admission", "normalize", "forceConflict", "lifecycle", "endpoints", "crossAccess", "enrich"}
 
 func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool, dir string) {
 	k := d.loader.k
@@ -32,6 +32,9 @@ func (d *decoder) crdEntry(name string, nameNode, body *yaml.Node, listForm bool
 	}
 	if o.has("crossAccess") {
 		e.DeniesCross = !d.boolean(o["crossAccess"].value, "crossAccess")
+	}
+	if f, ok := o["enrich"]; ok {
+		d.enrich(e, f)
 	}
 	if o.has("namespaced") {
 		ns := d.boolean(o["namespaced"].value, "namespaced")

@@ -102,6 +102,7 @@ func entrySchema(listForm bool) map[string]any {
 		"endpoints": desc("Routes of the runtime's HTTP API for this entry (default: all served); enabled: false turns them all off.",
 			obj(endpointKeys, map[string]any{"enabled": boolean(), "health": boolean(), "info": boolean(), "validation": boolean()}, false)),
 		"crossAccess": desc("false: cross reads of this entry's custom resources (by any entry) read nothing, as if none existed.", boolean()),
+		"enrich":      desc("Data read beside the children: pods (each workload child's pod summaries, _pods, which the pod functions read).", arr(enum("pods"))),
 		"admission":   obj(admissionKeys, map[string]any{"validation": validationSchema(), "mutation": mutationSchema(), "conversion": conversionSchema()}, false),
 	}, false)
 	if listForm {

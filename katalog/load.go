@@ -22,7 +22,7 @@ import (
 var (
 	unimplementedTop   = []string{"providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "policy"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
-	unimplementedEntry = []string{"mode", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrich", "enrichAll", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "webhooks", "katalogName", "katalogNamespace", "setup"}
+	unimplementedEntry = []string{"mode", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrichAll", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "webhooks", "katalogName", "katalogNamespace", "setup"}
 	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "autoscale", "providers", "observe", "rollback", "rollBackOnError"}
 )
 

@@ -97,7 +97,10 @@ type CRDEntry struct {
 	// DeniesCross is crossAccess: false: cross reads of this entry's custom
 	// resources read nothing (upstream's inbound-read switch).
 	DeniesCross bool
-	APITypes    APITypes
+	// EnrichPods is enrich: [pods]: each workload child is read with the
+	// summaries of its pods (_pods), which the pod functions read.
+	EnrichPods bool
+	APITypes   APITypes
 	// CRDFile is the crdFile path, resolved against the katalog's directory.
 	CRDFile    string
 	CRDFilePos Pos

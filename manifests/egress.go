@@ -72,5 +72,6 @@ func remoteURL(ob *katalog.Observation) string {
 	if src.Endpoint != nil {
 		return src.Endpoint.Str
 	}
-	return src.Protocol.URL(src.Host, ob.Entry, "{namespace}", "{name}")
+	// The route's segments are escaped; the placeholders are shown as such.
+	return strings.NewReplacer("%7Bnamespace%7D", "{namespace}", "%7Bname%7D", "{name}").Replace(src.Protocol.URL(src.Host, ob.Entry, "{namespace}", "{name}"))
 }

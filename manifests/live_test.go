@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,5 +68,49 @@ onReconcile:
 	}
 	if len(in.Notes) == 0 || !strings.Contains(strings.Join(in.Notes, "\n"), "the katalog makes 1 external call(s)") {
 		t.Errorf("notes %v", in.Notes)
+	}
+}
+
+// A cross read with source: is an egress like an external call (on the
+// NetworkPolicy's annotation, its URL as asked) and reads its token's
+// Secret; enrich: [pods] reads Pods where the workload children are.
+func TestRemoteReadAndEnrichRules(t *testing.T) {
+	file := writeKatalog(t, `
+cross:
+  - crd: loader
+    selector: {name: "${self.metadata.name}"}
+    source:
+      host: "http://loader.loader-system:8080"
+      protocol: cr
+      auth: {secretRef: {name: loader-token, namespace: creds}}
+    as: loader
+onReconcile:
+  deployments:
+    - image: nginx
+      readyWhen: ["true"]
+  configMaps:
+    - data: {pods: "{{ podCount .children.deployment }}"}
+`)
+	withEntryLines(t, file, "      allowedNamespaces: [apps]\n      enrich: [pods]\n")
+	plan := compile(t, file)
+	a := Rules(plan)
+	pods := rule("", []string{"pods"}, "get", "list", "watch")
+	if !slices.ContainsFunc(a.Namespaced["apps"], func(r rbacv1.PolicyRule) bool { return reflect.DeepEqual(r, pods) }) {
+		t.Errorf("Role in apps lacks %v:\n%v", pods, a.Namespaced["apps"])
+	}
+	secret := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"loader-token"}, Verbs: []string{"get"}}
+	if !reflect.DeepEqual(a.Namespaced["creds"], []rbacv1.PolicyRule{secret}) {
+		t.Errorf("Role in creds = %v, want %v", a.Namespaced["creds"], secret)
+	}
+	in, err := Generate(plan, Options{Namespace: "orkestra-system", Name: "orkestra"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range in.Objects {
+		if o.File == FileNetworkPolicy {
+			if got, want := o.Object.GetAnnotations()[AnnotationExternalCalls], "widget/cross.loader GET http://loader.loader-system:8080/katalog/loader/cr/{namespace}/{name}"; got != want {
+				t.Errorf("NetworkPolicy %s = %q, want %q", AnnotationExternalCalls, got, want)
+			}
+		}
 	}
 }

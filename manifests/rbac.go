@@ -261,7 +261,9 @@ func childGrants(plan *engine.Plan, e *engine.Entry, r *engine.Resource, plurals
 }
 
 // liveGrants adds what an entry's live inputs need: get, list and watch on
-// the kinds it observes (the informers its cross reads and watches read),
+// the kinds it observes (the informers its cross reads and watches read)
+// and on Pods where its workload children are when it reads their pods
+// (enrich: [pods]),
 // get by name on the Secrets its external calls and remote cross reads take
 // credentials from (in the Secret's namespace, else where the custom
 // resources are).
@@ -271,6 +273,9 @@ func liveGrants(plan *engine.Plan, e *engine.Entry, crs, kids *grants) {
 			continue
 		}
 		crs.add(plan.WatchNamespaces(o.GVK), schema.GroupResource{Group: o.GVK.Group, Resource: o.Source.Plural}, "get", "list", "watch")
+	}
+	if e.EnrichesPods() {
+		crs.add(plan.WatchNamespaces(engine.PodGVK), schema.GroupResource{Resource: "pods"}, "get", "list", "watch")
 	}
 	secrets := schema.GroupResource{Resource: "secrets"}
 	auths := make([]*katalog.ExternalAuth, 0, len(e.External)+len(e.Remote))

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -85,6 +86,11 @@ func CacheOptions(plan *engine.Plan, namespace string) cache.Options {
 				}
 				byObject[obj] = cache.ByObject{Namespaces: nss}
 			}
+		}
+		if e.EnrichesPods() && !seen[engine.PodGVK] {
+			// Read for their summaries only: held trimmed to them.
+			seen[engine.PodGVK] = true
+			byObject[&corev1.Pod{}] = cache.ByObject{Namespaces: inNamespaces(engine.PodGVK), Transform: trimPod}
 		}
 	}
 	// Every kind, listed above or not, defaults to this transform.

@@ -105,6 +105,9 @@ func (e *entryController) observedChildren(ctx context.Context, cr *unstructured
 		if err != nil {
 			return nil, err
 		}
+		if got, err = e.withPods(ctx, k.gvk.Kind, got); err != nil {
+			return nil, err
+		}
 		objs = append(objs, got...)
 	}
 	return render.ChildrenView(e.entry, objs), nil

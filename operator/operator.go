@@ -701,6 +701,7 @@ func (e *entryController) setup(mgr manager.Manager, whole bool) error {
 	if b, err = e.watchObserved(mgr, b); err != nil {
 		return err
 	}
+	b = e.watchPods(b)
 	opts := controller.Options{
 		MaxConcurrentReconciles: e.workers(),
 		NewQueue: func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {

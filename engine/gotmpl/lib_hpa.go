@@ -8,7 +8,7 @@ import "github.com/orkspace/orkestra-cel/engine/notes"
 // needsEnrich is the reason of the functions that read what the original's
 // entry-level enrich: adds to a child, which this runtime does not collect.
 func needsEnrich(what, kinds string) string {
-	return "it reads " + what + ", which the original's enrich: [" + kinds + "] adds to a child by extra API reads; this runtime does not collect it (enrich is refused at load); read the children the katalog declares with .children instead"
+	return "it reads " + what + ", which the original's enrich: [" + kinds + "] adds to a child by extra API reads; this runtime does not collect it (enrich: [" + kinds + "] is refused at load; it collects pods only); read the children the katalog declares with .children instead"
 }
 
 var hpaFamily = family{name: "hpa (an HPA child)", functions: []*function{

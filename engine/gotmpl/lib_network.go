@@ -7,7 +7,7 @@ import "github.com/orkspace/orkestra-cel/engine/notes"
 // the API server gives it. Those that read what the original's enrich:
 // adds (endpoints, bound volumes, storage classes) are refused.
 
-const noEndpoints = "it reads the Service's endpoints (_endpoints), which the original's enrich: adds to a child by extra API reads; this runtime does not collect Endpoints (enrich is refused at load); gate on the workload behind the Service instead (allReplicasReady, readyReplicas)"
+const noEndpoints = "it reads the Service's endpoints (_endpoints), which the original's enrich: adds to a child by extra API reads; this runtime does not collect Endpoints (enrich: [endpoints] is refused at load; it collects pods only); gate on the workload behind the Service instead (allReplicasReady, readyReplicas)"
 
 var serviceFamily = family{name: "service, ingress, pvc (a child of that kind)", functions: []*function{
 	objectFunction("serviceClusterIP", notes.ServiceClusterIP, "`serviceClusterIP`"),

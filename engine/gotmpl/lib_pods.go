@@ -1,37 +1,41 @@
 package gotmpl
 
-// The pod functions of the original engine (upstream pkg/note/kube_pods.go,
-// kube_job.go): they read the pod summaries (_pods) that the original's
-// enrich: [pods] attached to a workload child by listing its pods. This
-// runtime does not list a child's pods (enrich is refused at load), so each
-// is refused: it would read nothing and report no pods.
+import "github.com/orkspace/orkestra-cel/engine/notes"
 
-var noPodSummaries = needsEnrich("the pod summaries (_pods)", "pods") + "; a Deployment's or StatefulSet's status gives its replica counts (readyReplicas, availableReplicas, allReplicasReady)"
+// The pod functions of the original engine (upstream pkg/note/kube_pods.go):
+// they read a workload child's pod summaries (_pods), which the operator
+// adds when the entry declares enrich: [pods] (engine.PodSummaries). Without
+// enrich a child has no pods and they give "", 0 and false, as upstream's.
 
-var podsFamily = family{name: "pods", functions: []*function{
-	{name: "podCount", refused: noPodSummaries},
-	{name: "readyPodCount", refused: noPodSummaries},
-	{name: "podNames", refused: noPodSummaries},
-	{name: "podMaxRestarts", refused: noPodSummaries},
-	{name: "hasCrashingPod", refused: noPodSummaries},
-	{name: "podContainerReasons", refused: noPodSummaries},
-	{name: "podByOrdinal", refused: noPodSummaries},
-	{name: "podContainerState", refused: noPodSummaries},
-	{name: "podCrashLoopDetected", refused: noPodSummaries},
-	{name: "podCreateContainerErrorDetected", refused: noPodSummaries},
-	{name: "podErrImagePullDetected", refused: noPodSummaries},
-	{name: "podErrorDetected", refused: noPodSummaries},
-	{name: "podIPs", refused: noPodSummaries},
-	{name: "podImagePullBackOffDetected", refused: noPodSummaries},
-	{name: "podInvalidImageNameDetected", refused: noPodSummaries},
-	{name: "podNodes", refused: noPodSummaries},
-	{name: "podOOMKilledDetected", refused: noPodSummaries},
-	{name: "podPhases", refused: noPodSummaries},
-	{name: "podPostStartHookErrorDetected", refused: noPodSummaries},
-	{name: "podPreStartHookErrorDetected", refused: noPodSummaries},
-	{name: "podRunContainerErrorDetected", refused: noPodSummaries},
-	{name: "jobActivePodNames", refused: noPodSummaries},
-	{name: "jobFailedPodNames", refused: noPodSummaries},
-	{name: "jobSucceededPodNames", refused: noPodSummaries},
-	{name: "jobFirstExitCode", refused: noPodSummaries},
+// jobPods is the reason of the Job pod functions, which read the same
+// summaries with rules of upstream's kube_job.go this runtime has not taken
+// over.
+const jobPods = "its rules over a Job's pod summaries (upstream pkg/note/kube_job.go) are not implemented by this runtime; with enrich: [pods] on the entry, podNames, podPhases and podContainerReasons read the Job's pods"
+
+var podsFamily = family{name: "pods (enrich: [pods])", functions: []*function{
+	objectFunction("podCount", notes.PodCount, "`podCount` (the pods the child runs)"),
+	objectFunction("readyPodCount", notes.ReadyPodCount, "`readyPodCount` (pods whose Ready condition is True)"),
+	objectFunction("podNames", notes.PodNames, "`podNames` (comma-separated, by name)"),
+	objectFunction("podIPs", notes.PodIPs, "`podIPs` (those assigned)"),
+	objectFunction("podPhases", notes.PodPhases, "`podPhases`"),
+	objectFunction("podNodes", notes.PodNodes, "`podNodes` (those scheduled)"),
+	objectFunction("podMaxRestarts", notes.PodMaxRestarts, "`podMaxRestarts` (the highest restart count of a pod, all its containers)"),
+	objectFunction("hasCrashingPod", notes.HasCrashingPod, "`hasCrashingPod` (a container waiting or terminated with a failure reason, or a pod restarted more than twice)"),
+	objectFunction("podContainerReasons", notes.PodContainerReasons, "`podContainerReasons` (distinct waiting/terminated reasons, in order)"),
+	valueFirst(noteFunction("podContainerState", notes.PodContainerState, []vkind{vMap, vInt, vString}, 0, "`podContainerState OBJ ORDINAL NAME` (Running, Waiting, Terminated; \"\" when absent)")),
+	objectFunction("podCrashLoopDetected", notes.ContainerReasonDetected("CrashLoopBackOff"), "`podCrashLoopDetected` (a container with reason CrashLoopBackOff)"),
+	objectFunction("podImagePullBackOffDetected", notes.ContainerReasonDetected("ImagePullBackOff"), "`podImagePullBackOffDetected`"),
+	objectFunction("podErrImagePullDetected", notes.ContainerReasonDetected("ErrImagePull"), "`podErrImagePullDetected`"),
+	objectFunction("podErrorDetected", notes.ContainerReasonDetected("Error"), "`podErrorDetected`"),
+	objectFunction("podOOMKilledDetected", notes.ContainerReasonDetected("OOMKilled"), "`podOOMKilledDetected`"),
+	objectFunction("podRunContainerErrorDetected", notes.ContainerReasonDetected("RunContainerError"), "`podRunContainerErrorDetected`"),
+	objectFunction("podCreateContainerErrorDetected", notes.ContainerReasonDetected("CreateContainerError"), "`podCreateContainerErrorDetected`"),
+	objectFunction("podInvalidImageNameDetected", notes.ContainerReasonDetected("InvalidImageName"), "`podInvalidImageNameDetected`"),
+	objectFunction("podPreStartHookErrorDetected", notes.ContainerReasonDetected("PreStartHookError"), "`podPreStartHookErrorDetected`"),
+	objectFunction("podPostStartHookErrorDetected", notes.ContainerReasonDetected("PostStartHookError"), "`podPostStartHookErrorDetected`"),
+	{name: "podByOrdinal", refused: "it returns a pod summary as an object, which this runtime's function library does not return (its functions give strings, numbers and booleans); read one field of the pod with podContainerState OBJ ORDINAL NAME, or list them with podNames, podPhases and podNodes"},
+	{name: "jobActivePodNames", refused: jobPods},
+	{name: "jobFailedPodNames", refused: jobPods},
+	{name: "jobSucceededPodNames", refused: jobPods},
+	{name: "jobFirstExitCode", refused: jobPods},
 }}

@@ -7,7 +7,7 @@ package gotmpl
 // reason and the alternative.
 
 var (
-	noWarnings     = "it reads the child's Warning events (_warnings), which the original's enrich: adds to a child by extra API reads; this runtime does not collect events (enrich is refused at load); read the child's status conditions instead (hasCondition, conditionReason, conditionMessage)"
+	noWarnings     = "it reads the child's Warning events (_warnings), which the original's enrich: adds to a child by extra API reads; this runtime does not collect events (enrich: [events] is refused at load; it collects pods only); read the child's status conditions instead (hasCondition, conditionReason, conditionMessage)"
 	noReplicaSets  = needsEnrich("the Deployment's ReplicaSets (_replicaSets)", "replicasets")
 	noNodes        = "it reads a Node object, which is never a child of a custom resource here and which this runtime does not read (the original's enrich: [node] fetched it); a pod child's spec.nodeName names its node"
 	noPodNode      = needsEnrich("the pod's node (_node)", "node")
