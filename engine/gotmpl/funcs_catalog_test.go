@@ -229,9 +229,9 @@ func TestCatalogClockFunctions(t *testing.T) {
 // A refused function is a load error at the call's position naming it, the
 // reason and what to write instead.
 func TestCatalogRefusedAtLoad(t *testing.T) {
-	got := compileErrs(t, `ips: {{ podIPs .children.deployment }}`, testCtx(t))
-	for _, want := range []string{"k.yaml:10:", "[things] spec.x:", "podIPs is a function of the original engine that this runtime does not implement",
-		"pod summaries (_pods)", "enrich: [pods]", "read the children the katalog declares"} {
+	got := compileErrs(t, `zone: {{ podNodeZone .children.pod }}`, testCtx(t))
+	for _, want := range []string{"k.yaml:10:", "[things] spec.x:", "podNodeZone is a function of the original engine that this runtime does not implement",
+		"the pod's node (_node)", "enrich: [node] is refused at load; it collects pods only", "read the children the katalog declares"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("got %q, want it to contain %q", got, want)
 		}
