@@ -7,11 +7,6 @@ import "github.com/orkspace/orkestra-cel/engine/notes"
 // adds when the entry declares enrich: [pods] (engine.PodSummaries). Without
 // enrich a child has no pods and they give "", 0 and false, as upstream's.
 
-// jobPods is the reason of the Job pod functions, which read the same
-// summaries with rules of upstream's kube_job.go this runtime has not taken
-// over.
-const jobPods = "its rules over a Job's pod summaries (upstream pkg/note/kube_job.go) are not implemented by this runtime; with enrich: [pods] on the entry, podNames, podPhases and podContainerReasons read the Job's pods"
-
 var podsFamily = family{name: "pods (enrich: [pods])", functions: []*function{
 	objectFunction("podCount", notes.PodCount, "`podCount` (the pods the child runs)"),
 	objectFunction("readyPodCount", notes.ReadyPodCount, "`readyPodCount` (pods whose Ready condition is True)"),
@@ -34,8 +29,8 @@ var podsFamily = family{name: "pods (enrich: [pods])", functions: []*function{
 	objectFunction("podPreStartHookErrorDetected", notes.ContainerReasonDetected("PreStartHookError"), "`podPreStartHookErrorDetected`"),
 	objectFunction("podPostStartHookErrorDetected", notes.ContainerReasonDetected("PostStartHookError"), "`podPostStartHookErrorDetected`"),
 	{name: "podByOrdinal", refused: "it returns a pod summary as an object, which this runtime's function library does not return (its functions give strings, numbers and booleans); read one field of the pod with podContainerState OBJ ORDINAL NAME, or list them with podNames, podPhases and podNodes"},
-	{name: "jobActivePodNames", refused: jobPods},
-	{name: "jobFailedPodNames", refused: jobPods},
-	{name: "jobSucceededPodNames", refused: jobPods},
-	{name: "jobFirstExitCode", refused: jobPods},
+	objectFunction("jobActivePodNames", notes.JobActivePodNames, "`jobActivePodNames` (a Job's pods neither Succeeded nor Failed)"),
+	objectFunction("jobSucceededPodNames", notes.JobSucceededPodNames, "`jobSucceededPodNames`"),
+	objectFunction("jobFailedPodNames", notes.JobFailedPodNames, "`jobFailedPodNames`"),
+	objectFunction("jobFirstExitCode", notes.JobFirstExitCode, "`jobFirstExitCode` (of the first pod with a terminated container; -1 before)"),
 }}

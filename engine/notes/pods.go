@@ -143,6 +143,42 @@ func hasContainerReason(obj any, reason string) bool {
 	return false
 }
 
+// JobFirstExitCode is the exit code of the first pod with a terminated
+// container, -1 while none has.
+func JobFirstExitCode(obj any) int64 {
+	for _, p := range pods(obj) {
+		if code := toInt64(p["exitCode"]); code >= 0 {
+			return code
+		}
+	}
+	return -1
+}
+
+// jobPodNames joins the names of the pods whose phase matches.
+func jobPodNames(obj any, match func(phase string) bool) string {
+	var names []string
+	for _, p := range pods(obj) {
+		phase, _ := p["phase"].(string)
+		if name, _ := p["name"].(string); name != "" && match(phase) {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// JobActivePodNames: the pods not done (neither Succeeded nor Failed).
+func JobActivePodNames(obj any) string {
+	return jobPodNames(obj, func(phase string) bool { return phase != "Succeeded" && phase != "Failed" })
+}
+
+func JobSucceededPodNames(obj any) string {
+	return jobPodNames(obj, func(phase string) bool { return phase == "Succeeded" })
+}
+
+func JobFailedPodNames(obj any) string {
+	return jobPodNames(obj, func(phase string) bool { return phase == "Failed" })
+}
+
 // ContainerReasonDetected returns the function that reports a container
 // with reason (podCrashLoopDetected and its kin).
 func ContainerReasonDetected(reason string) func(any) bool {

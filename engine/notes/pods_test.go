@@ -106,3 +106,24 @@ func TestPodSummary(t *testing.T) {
 		t.Error("PodOwnerKind")
 	}
 }
+
+// A Job's pods by phase, and the first exit code (upstream
+// pkg/note/kube_job.go).
+func TestJobPodFunctions(t *testing.T) {
+	job := withPods(testPod("job-b", false, corev1.PodFailed, terminated("Error", 2), 0), testPod("job-a", false, corev1.PodSucceeded, terminated("Completed", 0), 0),
+		testPod("job-c", true, corev1.PodRunning, running(), 0), testPod("job-d", false, corev1.PodPending, waiting("ContainerCreating"), 0))
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"jobActivePodNames", JobActivePodNames(job), "job-c, job-d"},
+		{"jobSucceededPodNames", JobSucceededPodNames(job), "job-a"},
+		{"jobFailedPodNames", JobFailedPodNames(job), "job-b"},
+		{"jobFirstExitCode, in name order", JobFirstExitCode(job), int64(0)},
+		{"jobFirstExitCode before any terminated", JobFirstExitCode(withPods(testPod("job-c", true, corev1.PodRunning, running(), 0))), int64(-1)},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %#v, want %#v", tc.name, tc.got, tc.want)
+		}
+	}
+}
