@@ -181,6 +181,41 @@ func TestAdmissionInTheAPIServer(t *testing.T) {
 		t.Fatalf("CRD delete: %v", err)
 	}
 
+	// A custom resource labelled orkestra.io/deletion-protection=true cannot
+	// be deleted (upstream protects them by label); one without the label can.
+	guarded := platform("team-a", "guarded", map[string]any{"image": "registry.internal/app", "rateLimit": int64(5)})
+	guarded.SetLabels(map[string]string{katalog.DeletionProtectionLabel: "true"})
+	for _, u := range []*unstructured.Unstructured{guarded, platform("team-a", "free", map[string]any{"image": "registry.internal/app", "rateLimit": int64(5)})} {
+		if err := create(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Delete(ctx, platform("team-a", "free", nil)); err != nil {
+		t.Fatalf("deleting an unlabelled platform: %v", err)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		err = c.Delete(ctx, platform("team-a", "guarded", nil))
+		if err != nil && strings.Contains(err.Error(), "the object carries orkestra.io/deletion-protection=true and katalog platform protects it from deletion (security.deletionProtection); remove the label, then delete it") {
+			break
+		}
+		if err == nil || time.Now().After(deadline) {
+			t.Fatalf("a labelled platform was not protected: %v", err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	unlabelled := platform("team-a", "guarded", nil)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(unlabelled), unlabelled); err != nil {
+		t.Fatal(err)
+	}
+	unlabelled.SetLabels(nil)
+	if err := c.Update(ctx, unlabelled); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, platform("team-a", "guarded", nil)); err != nil {
+		t.Fatalf("deleting the platform once unlabelled: %v", err)
+	}
+
 	// A new revision without the warn rule: its policy is removed, the
 	// others stay.
 	k := strings.Replace(mustRead(t, filepath.Join(dir, "katalog.yaml")), `          - field: spec.rateLimit

@@ -194,6 +194,53 @@ func deletionProtection(plan *engine.Plan, katalogName string) []client.Object {
 		},
 	}}}
 	msg := fmt.Sprintf("the CRD is protected from deletion by katalog %s (security.deletionProtection); remove the protection from the katalog and restart orkestra run, then delete it", katalogName)
+	out := validating(katalogName, name, match, []admissionv1.Validation{{Expression: "false", Message: msg}}, admissionv1.Deny)
+	return append(out, protectedObjects(plan, katalogName)...)
+}
+
+// protectedObjects refuses to delete the katalog's custom resources and
+// custom children that carry upstream's deletion-protection label with
+// "true" (upstream's second webhook entry, orkspace/orkestra
+// pkg/katalog/docs/03-deletion-protection.md): the entries' own resources
+// by name, a custom child's group whole (its plural is not known offline),
+// both narrowed to labelled objects.
+func protectedObjects(plan *engine.Plan, katalogName string) []client.Object {
+	byGroup := map[string][]string{}
+	add := func(group, resource string) {
+		if !contains(byGroup[group], resource) && !contains(byGroup[group], "*") {
+			byGroup[group] = append(byGroup[group], resource)
+		}
+	}
+	for _, e := range plan.Entries {
+		if c := e.Source.CRD; e.Enabled && c != nil && c.Origin != katalog.BuiltIn {
+			add(e.GVK.Group, e.GVR.Resource)
+		}
+		for _, h := range katalog.Hooks {
+			for _, r := range e.Hooks[h] {
+				if r.Source.Kind == "custom" && r.GVK != nil {
+					byGroup[r.GVK.Group] = []string{"*"}
+				}
+			}
+		}
+	}
+	if len(byGroup) == 0 {
+		return nil
+	}
+	groups := make([]string, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	match := &admissionv1.MatchResources{ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{katalog.DeletionProtectionLabel: "true"}}}
+	for _, g := range groups {
+		sort.Strings(byGroup[g])
+		match.ResourceRules = append(match.ResourceRules, admissionv1.NamedRuleWithOperations{RuleWithOperations: admissionv1.RuleWithOperations{
+			Operations: []admissionv1.OperationType{admissionv1.Delete},
+			Rule:       admissionv1.Rule{APIGroups: []string{g}, APIVersions: []string{"*"}, Resources: byGroup[g]},
+		}})
+	}
+	name := dnsName("orkestra-" + katalogName + "-deletion-protection-objects")
+	msg := fmt.Sprintf("the object carries %s=true and katalog %s protects it from deletion (security.deletionProtection); remove the label, then delete it", katalog.DeletionProtectionLabel, katalogName)
 	return validating(katalogName, name, match, []admissionv1.Validation{{Expression: "false", Message: msg}}, admissionv1.Deny)
 }
 

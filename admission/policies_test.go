@@ -56,7 +56,12 @@ func TestPlacement(t *testing.T) {
 	if r := del.Spec.MatchConstraints.ResourceRules[0]; r.ResourceNames[0] != "platforms.admission.example.io" || r.Operations[0] != admissionv1.Delete {
 		t.Fatalf("deletion protection %+v", r)
 	}
-	if len(byName) != 8 {
+	objs := byName["ValidatingAdmissionPolicy/orkestra-platform-deletion-protection-objects"].(*admissionv1.ValidatingAdmissionPolicy)
+	if m := objs.Spec.MatchConstraints; m.ObjectSelector.MatchLabels["orkestra.io/deletion-protection"] != "true" || len(m.ResourceRules) != 1 ||
+		m.ResourceRules[0].APIGroups[0] != "admission.example.io" || m.ResourceRules[0].Resources[0] != "platforms" || m.ResourceRules[0].Operations[0] != admissionv1.Delete {
+		t.Fatalf("deletion protection of labelled objects %+v", m)
+	}
+	if len(byName) != 10 {
 		t.Fatalf("%d objects: %v", len(byName), byName)
 	}
 }
@@ -119,4 +124,51 @@ func TestExistsOnAListOrMap(t *testing.T) {
 	if len(rules) != 1 || rules[0].Rule != "self.?spec.?steps.hasValue()" {
 		t.Fatalf("rules %+v", rules)
 	}
+}
+
+// A custom child whose kind is literal is protected by its group (its
+// plural is not known offline), labelled objects only.
+func TestDeletionProtectionOfCustomChildren(t *testing.T) {
+	dir := t.TempDir()
+	crd, err := os.ReadFile(filepath.Join("testdata", "crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), crd, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := `apiVersion: orkestra.orkspace.io/v1
+kind: Katalog
+metadata: {name: apps}
+security:
+  deletionProtection: {enabled: true}
+spec:
+  crds:
+    platform:
+      crdFile: ./crd.yaml
+      operatorBox:
+        onReconcile:
+          custom:
+            - apiVersion: argoproj.io/v1alpha1
+              kind: Application
+              name: "${self.metadata.name}"
+`
+	if err := os.WriteFile(filepath.Join(dir, "katalog.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range admission.Policies(compile(t, dir)) {
+		p, ok := o.(*admissionv1.ValidatingAdmissionPolicy)
+		if !ok || p.Name != "orkestra-apps-deletion-protection-objects" {
+			continue
+		}
+		var got []string
+		for _, r := range p.Spec.MatchConstraints.ResourceRules {
+			got = append(got, r.APIGroups[0]+"/"+strings.Join(r.Resources, ","))
+		}
+		if strings.Join(got, " ") != "admission.example.io/platforms argoproj.io/*" {
+			t.Fatalf("rules %v", got)
+		}
+		return
+	}
+	t.Fatal("no deletion protection of labelled objects")
 }

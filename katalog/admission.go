@@ -49,7 +49,8 @@ type MutationRule struct {
 // Security is upstream's top-level `security:` section.
 type Security struct {
 	Pos Pos
-	// DeletionProtection refuses to delete the katalog's CRDs.
+	// DeletionProtection refuses to delete the katalog's CRDs, and its
+	// custom resources and custom children labelled DeletionProtectionLabel.
 	DeletionProtection bool
 	// NamespaceProtection refuses custom resources outside an entry's
 	// allowedNamespaces (or inside its restrictedNamespaces) at admission.
@@ -272,3 +273,8 @@ func splitKeys(n *yaml.Node, own, extra []string) (mine, rest *yaml.Node) {
 	}
 	return mine, rest
 }
+
+// DeletionProtectionLabel is upstream's deletion-protection label: with
+// "true", security.deletionProtection refuses to delete the object, and
+// runtime.cleanup never deletes it.
+const DeletionProtectionLabel = "orkestra.io/deletion-protection"

@@ -12,16 +12,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/orkspace/orkestra-cel/engine"
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // operatorBox.runtime.cleanup (upstream v0.7.18): a custom resource whose
 // condition has held for deleteAfter is deleted (its finalizer then runs
 // onDelete as for any deletion).
 
-// DeletionProtectionLabel is upstream's deletion-protection label: upstream
-// labels the custom resources it protects with it and refuses to delete
-// them. Cleanup never deletes a custom resource carrying it with "true".
-const DeletionProtectionLabel = "orkestra.io/deletion-protection"
+// DeletionProtectionLabel is upstream's deletion-protection label (see
+// katalog.DeletionProtectionLabel): cleanup never deletes a custom resource
+// carrying it with "true".
+const DeletionProtectionLabel = katalog.DeletionProtectionLabel
 
 // Reasons of cleanup's events.
 const (
