@@ -33,7 +33,8 @@ import (
 // always holds is left out; a misspelt field stays an error (TestRuleErrors).
 func TestRuleOnAPrunedField(t *testing.T) {
 	dir := t.TempDir()
-	_ = os.WriteFile(filepath.Join(dir, "crd.yaml"), []byte(mustRead(t, "testdata/crd.yaml")), 0o644)
+	crd := strings.Replace(mustRead(t, "testdata/crd.yaml"), "                rateLimit: {type: integer}\n", "                rateLimit: {type: integer}\n                tags: {type: object, additionalProperties: {type: string}}\n", 1)
+	_ = os.WriteFile(filepath.Join(dir, "crd.yaml"), []byte(crd), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "katalog.yaml"), []byte(`apiVersion: orkestra.orkspace.io/v1
 kind: Katalog
 metadata: {name: p}
@@ -54,6 +55,9 @@ spec:
             equals: gold
             message: only gold
             action: warn
+          - field: spec.tags.team
+            operator: exists
+            message: a team tag is required
 `), 0o644)
 	k, diags := katalog.Load(filepath.Join(dir, "katalog.yaml"))
 	if diags.HasErrors() {
@@ -81,8 +85,10 @@ spec:
 		t.Fatalf("warnings\n  %s\nwant\n  %s", strings.Join(warns, "\n  "), strings.Join(want, "\n  "))
 	}
 	rules := admission.CRDRules(plan, plan.Entries[0].Source.CRD, "v1")
-	if len(rules) != 1 || rules[0].Rule != "false" || rules[0].FieldPath != "" || rules[0].Message != "spec.healthCheckUrl is required" {
-		t.Fatalf("CRD rules %+v, want the one rule false without a fieldPath (the field has none in the schema)", rules)
+	// A key of a map is no pruned field: any key may be there.
+	if len(rules) != 2 || rules[0].Rule != "false" || rules[0].FieldPath != "" || rules[0].Message != "spec.healthCheckUrl is required" ||
+		rules[1].Rule != `!(self.?spec.?tags[?'team'].orValue('') in ['', '<no value>'])` || rules[1].FieldPath != ".spec.tags.team" {
+		t.Fatalf("CRD rules %+v, want the rule false without a fieldPath (the field has none in the schema), then the map key's rule", rules)
 	}
 	var warnPolicy *admissionv1.ValidatingAdmissionPolicy
 	for _, o := range admission.Policies(plan) {

@@ -86,17 +86,13 @@ func (c *compiler) admissionRule(sc compileScope, r *katalog.ValidationRule) *Ad
 	} else {
 		var pruned []string
 		if f := r.Condition.Field; !strings.Contains(f, "{{") && f != "" {
-			path := strings.Split(f, ".")
-			parent, _ := walkSchema(sc.self, path)
-			pruned = PrunedPath(sc.self, path)
-			if pruned == nil || katalog.DidYouMean(pruned[len(pruned)-1], PropertyNames(parent)) != "" {
-				// Declared, or not pruned (metadata), or misspelt rather
-				// than left out: the schema decides, as for any field.
-				if _, ok := c.schemaAt(sc, path, r.Condition.FieldPos, r.Path+".field"); !ok {
-					return nil
-				}
-				pruned = nil
+			parent, p := walkSchema(sc.self, strings.Split(f, "."), true)
+			if p != nil && (PrunedPath(sc.self, p) == nil || katalog.DidYouMean(p[len(p)-1], PropertyNames(parent)) != "") {
+				// metadata (never pruned), or misspelt rather than left out
+				c.notInSchema(sc, r.Condition.FieldPos, r.Path+".field", p, parent)
+				return nil
 			}
+			pruned = p
 		}
 		tr, ok := c.b.Legacy.(StructuredCEL)
 		if !ok {
@@ -204,19 +200,25 @@ func (c *compiler) mutation(sc compileScope, m *katalog.MutationRule) *Mutation 
 // schemaAt walks path in the entry's schema; nil (and ok) below a field
 // without a schema; an unknown field is an error at pos.
 func (c *compiler) schemaAt(sc compileScope, path []string, pos katalog.Pos, field string) (*structuralschema.Structural, bool) {
-	s, pruned := walkSchema(sc.self, path)
+	s, pruned := walkSchema(sc.self, path, false)
 	if pruned != nil {
-		c.errorf(sc, pos, field, "%s is not in the schema of %s%s", strings.Join(pruned, "."), sc.selfVersion, katalog.DidYouMean(pruned[len(pruned)-1], PropertyNames(s)))
+		c.notInSchema(sc, pos, field, pruned, s)
 		return nil, false
 	}
 	return s, true
 }
 
+// notInSchema reports path, whose last step parent does not declare.
+func (c *compiler) notInSchema(sc compileScope, pos katalog.Pos, field string, path []string, parent *structuralschema.Structural) {
+	c.errorf(sc, pos, field, "%s is not in the schema of %s%s", strings.Join(path, "."), sc.selfVersion, katalog.DidYouMean(path[len(path)-1], PropertyNames(parent)))
+}
+
 // walkSchema walks path in s: the schema at its end (nil below a field
 // without a schema), or, when a step is not declared where the schema
 // keeps no unknown fields, the path up to that step and the schema that
-// lacks it.
-func walkSchema(s *structuralschema.Structural, path []string) (at *structuralschema.Structural, pruned []string) {
+// lacks it. mapKeys: a step into a map (additionalProperties) is a key,
+// which any object may hold.
+func walkSchema(s *structuralschema.Structural, path []string, mapKeys bool) (at *structuralschema.Structural, pruned []string) {
 	for i, seg := range path {
 		if s == nil || s.XPreserveUnknownFields && len(s.Properties) == 0 {
 			return nil, nil
@@ -228,6 +230,10 @@ func walkSchema(s *structuralschema.Structural, path []string) (at *structuralsc
 			}
 			if s.XPreserveUnknownFields {
 				return nil, nil
+			}
+			if ap := s.AdditionalProperties; mapKeys && ap != nil && (ap.Bool || ap.Structural != nil) {
+				s = ap.Structural
+				continue
 			}
 			return s, path[:i+1]
 		}
@@ -241,7 +247,7 @@ func walkSchema(s *structuralschema.Structural, path []string) (at *structuralsc
 // every object before admission and storage, so it is always absent. It
 // never prunes apiVersion, kind or metadata, whatever the schema says.
 func PrunedPath(s *structuralschema.Structural, path []string) []string {
-	_, pruned := walkSchema(s, path)
+	_, pruned := walkSchema(s, path, true)
 	if len(pruned) > 0 && (pruned[0] == "apiVersion" || pruned[0] == "kind" || pruned[0] == "metadata") {
 		return nil
 	}
