@@ -79,8 +79,10 @@ func remoteSchemas(src *katalog.CrossSource) (cel, legacy structuralschema.Struc
 // nothing (or failed and reads as not found). CEL: cross.<as> is the answer,
 // absent when nil. Legacy: the answer with found — its own, else "true"
 // when it has a name (upstream's rule, pkg/utils/common FetchCrossViaHTTP),
-// else "false"; upstream's placeholder {found: "false", spec: {}, status:
-// {}} when nil, so that reading a field of it gives nothing.
+// else "false" — and spec and status, empty when it has no such key (as a
+// cross read's object: a field of them reads as missing, not as a
+// failure);
+// upstream's placeholder {found: "false", spec: {}, status: {}} when nil.
 func (l *Live) SetRemote(as string, answer map[string]any) {
 	l.cross, l.crossLegacy = copyMap(l.cross), copyMap(l.crossLegacy)
 	if answer == nil {
@@ -88,9 +90,14 @@ func (l *Live) SetRemote(as string, answer map[string]any) {
 		l.crossLegacy[as] = map[string]any{"found": "false", "spec": map[string]any{}, "status": map[string]any{}}
 		return
 	}
-	legacy := make(map[string]any, len(answer)+1)
+	legacy := make(map[string]any, len(answer)+3)
 	for k, v := range answer {
 		legacy[k] = v
+	}
+	for _, k := range []string{"spec", "status"} {
+		if _, ok := legacy[k]; !ok {
+			legacy[k] = map[string]any{}
+		}
 	}
 	if _, ok := legacy["found"]; !ok {
 		legacy["found"] = "false"

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/orkspace/orkestra-cel/engine"
 )
 
 // remoteBox reads another runtime's /katalog routes and an endpoint
@@ -126,5 +128,28 @@ func TestRemoteCrossReadLoadErrors(t *testing.T) {
 				t.Fatalf("want %q in\n%s", tc.want, got)
 			}
 		})
+	}
+}
+
+// The legacy view of an answer has spec and status when the answer has no
+// such key (a field of them reads as missing, as for an informer read's
+// object), and keeps them as answered when it has (a health answer's
+// status is the HTTP code).
+func TestRemoteLegacyView(t *testing.T) {
+	l := engine.SampleLive(nil, nil, nil, nil)
+	l.SetRemote("h", map[string]any{"name": "loader", "status": int64(200)})
+	l.SetRemote("feed", map[string]any{"metrics": map[string]any{"queueDepth": int64(1)}})
+	s := &engine.Scope{}
+	l.Apply(s)
+	legacy := s.Roots[engine.CrossVar].(map[string]any)
+	h, feed := legacy["h"].(map[string]any), legacy["feed"].(map[string]any)
+	if h["status"] != int64(200) || h["found"] != "true" || h["spec"] == nil {
+		t.Errorf("health answer's legacy view %v", h)
+	}
+	if st, ok := feed["status"].(map[string]any); !ok || len(st) != 0 || feed["found"] != "false" {
+		t.Errorf("endpoint answer's legacy view %v", feed)
+	}
+	if _, added := s.Vars[engine.CrossVar].(map[string]any)["feed"].(map[string]any)["status"]; added {
+		t.Error("the CEL view of the answer gained a status it does not have")
 	}
 }

@@ -123,3 +123,43 @@ func TestMigrateExternalJSONBodyKeys(t *testing.T) {
 		t.Errorf("nothing was verified:\n%s", b.String())
 	}
 }
+
+// Reads of a cross read with source: translate by the answer's shape (no
+// metadata shortcuts: the cr route answers name at the top) and are
+// verified on answers generated from the route's type, and on nothing
+// found; found stays legacy, as upstream derives it from the answer.
+func TestMigrateRemoteCrossReads(t *testing.T) {
+	dir := copyDir(t, example)
+	src := webappKatalog("live") + `      operatorBox:
+        cross:
+          - crd: loader
+            selector: {name: "{{ .metadata.name }}"}
+            source: {host: "http://loader:8080", protocol: cr}
+            as: loader
+        onReconcile:
+          configMaps:
+            - name: "{{ .metadata.name }}-remote"
+              data:
+                phase: "{{ .cross.loader.status.phase }}"
+                name: "{{ .cross.loader.name }}"
+                found: "{{ .cross.loader.found }}"
+              when:
+                - field: cross.loader.readyReason
+                  equals: Succeeded
+`
+	res := migrateText(t, dir, src, 20)
+	var b strings.Builder
+	res.WriteReport(&b)
+	if !res.Equivalent() || len(res.Check) > 0 {
+		t.Fatalf("mismatches %v, check %v\n%s", res.Mismatches, res.Check, b.String())
+	}
+	got := string(res.Files[0].Migrated)
+	for _, want := range []string{"cross.?loader.?status.?phase", "cross.?loader.?name", "legacy.str(cross, 'loader.readyReason')"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("migrated katalog lacks %s:\n%s", want, got)
+		}
+	}
+	if len(res.Left) != 1 || res.Left[0].Legacy != "{{ .cross.loader.found }}" || !strings.Contains(res.Left[0].Reason, "test has(cross.loader) instead") {
+		t.Errorf("left legacy %+v, want found with its reason", res.Left)
+	}
+}
