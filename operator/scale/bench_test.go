@@ -28,6 +28,12 @@ const envProfile = "ORKESTRA_SCALE_PROFILE"
 // (default 1000): ORKESTRA_SCALE_N=1000,10000 adds the long run.
 const envSizes = "ORKESTRA_SCALE_N"
 
+// envRuns lists the runs to make, comma-separated (default all three):
+// baseline (the plain client), whole (the runtime keeping whole objects) and
+// trimmed (the runtime as it is). ORKESTRA_SCALE_RUNS=trimmed measures the
+// runtime alone, in a third of the time.
+const envRuns = "ORKESTRA_SCALE_RUNS"
+
 // workers is the reconciling entry's workers (testdata/katalog.yaml), and the
 // parallelism of the benchmark's own clients.
 const workers = 4
@@ -66,15 +72,25 @@ func BenchmarkScale(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Fatal("KUBEBUILDER_ASSETS is not set: the benchmark runs a real kube-apiserver and etcd (export KUBEBUILDER_ASSETS=\"$(hack/envtest-assets.sh)\")")
 	}
+	runs := runsOf(b)
 	for _, n := range sizes(b) {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.Logf("load average before: %s", loadAverage())
-				base := baseline(b, n)
-				off := measure(b, n, true)
-				on := measure(b, n, false)
+				var r results
+				if runs["baseline"] {
+					r.base = baseline(b, n)
+				}
+				if runs["whole"] {
+					m := measure(b, n, true)
+					r.off = &m
+				}
+				if runs["trimmed"] {
+					m := measure(b, n, false)
+					r.on = &m
+				}
 				b.Logf("load average after: %s", loadAverage())
-				report(b, n, base, off, on)
+				report(b, n, r)
 			}
 		})
 	}
@@ -94,6 +110,22 @@ func sizes(b *testing.B) []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+func runsOf(b *testing.B) map[string]bool {
+	spec := os.Getenv(envRuns)
+	if spec == "" {
+		return map[string]bool{"baseline": true, "whole": true, "trimmed": true}
+	}
+	runs := map[string]bool{}
+	for _, s := range strings.Split(spec, ",") {
+		s = strings.TrimSpace(s)
+		if s != "baseline" && s != "whole" && s != "trimmed" {
+			b.Fatalf("%s=%q: want runs among baseline, whole and trimmed, separated by commas", envRuns, spec)
+		}
+		runs[s] = true
+	}
+	return runs
 }
 
 // measure runs the runtime over n new custom resources on a fresh API
@@ -207,39 +239,61 @@ func baseline(b *testing.B, n int) time.Duration {
 	return time.Since(start)
 }
 
-func report(b *testing.B, n int, base time.Duration, off, on measurement) {
+// results are the runs made: base is 0, off and on nil when not made.
+type results struct {
+	base    time.Duration
+	off, on *measurement
+}
+
+func report(b *testing.B, n int, r results) {
 	b.Helper()
-	b.ReportMetric(on.converge.Seconds(), "s/converge")
-	b.ReportMetric(off.converge.Seconds(), "s/converge-whole")
-	b.ReportMetric(base.Seconds(), "s/baseline")
-	b.ReportMetric(on.converge.Seconds()/base.Seconds(), "x-baseline")
-	b.ReportMetric(on.converge.Seconds()/off.converge.Seconds(), "x-whole-converge")
-	b.ReportMetric(float64(on.writes)/float64(n), "writes/CR")
-	b.ReportMetric(mb(on.rss), "MB-rss")
-	b.ReportMetric(mb(off.rss), "MB-rss-whole")
-	b.ReportMetric(mb(on.heap), "MB-heap")
-	b.ReportMetric(mb(off.heap), "MB-heap-whole")
-	b.ReportMetric(on.rssPerCR(n), "KB-rss/CR")
-	b.ReportMetric(off.rssPerCR(n), "KB-rss/CR-whole")
-	b.ReportMetric(on.freedPerCR(n), "KB-rss-freed/CR")
-	b.ReportMetric(off.freedPerCR(n), "KB-rss-freed/CR-whole")
-	b.ReportMetric(on.heapPerCR(n), "KB-heap/CR")
-	b.ReportMetric(off.heapPerCR(n), "KB-heap/CR-whole")
-	b.ReportMetric(on.rssPerCR(n)/off.rssPerCR(n), "x-whole-rss/CR")
-	b.ReportMetric(on.heapPerCR(n)/off.heapPerCR(n), "x-whole-heap/CR")
-	b.ReportMetric(float64(on.idleWrites), "writes/idle-resync")
-	for _, r := range []struct {
+	if r.base > 0 {
+		b.ReportMetric(r.base.Seconds(), "s/baseline")
+	}
+	for _, x := range []struct {
+		m      *measurement
+		suffix string
+	}{{r.on, ""}, {r.off, "-whole"}} {
+		if m := x.m; m != nil {
+			b.ReportMetric(m.converge.Seconds(), "s/converge"+x.suffix)
+			b.ReportMetric(mb(m.rss), "MB-rss"+x.suffix)
+			b.ReportMetric(mb(m.heap), "MB-heap"+x.suffix)
+			b.ReportMetric(m.rssPerCR(n), "KB-rss/CR"+x.suffix)
+			b.ReportMetric(m.freedPerCR(n), "KB-rss-freed/CR"+x.suffix)
+			b.ReportMetric(m.heapPerCR(n), "KB-heap/CR"+x.suffix)
+		}
+	}
+	if on := r.on; on != nil {
+		b.ReportMetric(float64(on.writes)/float64(n), "writes/CR")
+		b.ReportMetric(float64(on.idleWrites), "writes/idle-resync")
+		if r.base > 0 {
+			b.ReportMetric(on.converge.Seconds()/r.base.Seconds(), "x-baseline")
+		}
+		if off := r.off; off != nil {
+			b.ReportMetric(on.converge.Seconds()/off.converge.Seconds(), "x-whole-converge")
+			b.ReportMetric(on.rssPerCR(n)/off.rssPerCR(n), "x-whole-rss/CR")
+			b.ReportMetric(on.heapPerCR(n)/off.heapPerCR(n), "x-whole-heap/CR")
+		}
+	}
+	for _, x := range []struct {
 		name string
-		m    measurement
-	}{{"trimmed caches", on}, {"whole objects", off}} {
-		m := r.m
-		b.Logf("N=%d, %s: converged in %.1fs (plain client %.1fs), %.2f writes/CR, RSS then %.0f MB; at rest RSS %.0f MB (%.0f before any CR: %.1f KB/CR), with free memory returned %.0f MB (%.0f: %.1f KB/CR), live heap %.1f MB (%.1f: %.1f KB/CR); idle resync: %.0f reconciles, %d writes",
-			n, r.name, m.converge.Seconds(), base.Seconds(), float64(m.writes)/float64(n), mb(m.rssConverged), mb(m.rss), mb(m.rss0), m.rssPerCR(n), mb(m.rssFreed), mb(m.rssFreed0), m.freedPerCR(n), mb(m.heap), mb(m.heap0), m.heapPerCR(n), m.resynced, m.idleWrites)
+		m    *measurement
+	}{{"trimmed caches", r.on}, {"whole objects", r.off}} {
+		m := x.m
+		if m == nil {
+			continue
+		}
+		plain := "plain client not run"
+		if r.base > 0 {
+			plain = fmt.Sprintf("plain client %.1fs", r.base.Seconds())
+		}
+		b.Logf("N=%d, %s: converged in %.1fs (%s), %.2f writes/CR, RSS then %.0f MB; at rest RSS %.0f MB (%.0f before any CR: %.1f KB/CR), with free memory returned %.0f MB (%.0f: %.1f KB/CR), live heap %.1f MB (%.1f: %.1f KB/CR); idle resync: %.0f reconciles, %d writes",
+			n, x.name, m.converge.Seconds(), plain, float64(m.writes)/float64(n), mb(m.rssConverged), mb(m.rss), mb(m.rss0), m.rssPerCR(n), mb(m.rssFreed), mb(m.rssFreed0), m.freedPerCR(n), mb(m.heap), mb(m.heap0), m.heapPerCR(n), m.resynced, m.idleWrites)
 		if m.idleWrites != 0 {
-			b.Errorf("%s: an idle resync wrote %d times to the API server; want 0", r.name, m.idleWrites)
+			b.Errorf("%s: an idle resync wrote %d times to the API server; want 0", x.name, m.idleWrites)
 		}
 		if m.resynced < float64(n) {
-			b.Errorf("%s: the idle resync reconciled %.0f custom resources; want at least %d", r.name, m.resynced, n)
+			b.Errorf("%s: the idle resync reconciled %.0f custom resources; want at least %d", x.name, m.resynced, n)
 		}
 	}
 }
