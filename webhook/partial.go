@@ -187,6 +187,12 @@ func (od *objectDecoder) decodeMeta(d *jsonval.Decoder, keys []string) (map[stri
 				return nil
 			}
 		}
+		if len(od.bufs.raw) == cap(od.bufs.raw) {
+			// Doubling: append grows a large slice by a quarter, which
+			// for a review of thousands of objects allocates the list
+			// several times over.
+			od.bufs.raw = slices.Grow(od.bufs.raw, max(64, cap(od.bufs.raw)))
+		}
 		od.bufs.raw = append(od.bufs.raw, rawMember{k, raw})
 		return nil
 	})
