@@ -124,9 +124,7 @@ func (c *compiler) box(sc compileScope, e *Entry, finalizers []string) {
 	}
 	c.order(e)
 	if g := box.Gates; g != nil {
-		e.Gate = c.conditions(sc, g.ReconcileWhen, g.ReconcileOr, "operatorBox.preReconcile")
-		e.EnqueueGate = c.conditions(sc, g.EnqueueWhen, g.EnqueueOr, "operatorBox.preReconcile.enqueueGate")
-		e.GateFail, e.EnqueueGateFail = g.ReconcileFail, g.EnqueueFail
+		c.gates(sc, e, g)
 	}
 	if q := sc.entry.Queue; q != nil && q.Behaviour != nil {
 		b := q.Behaviour

@@ -29,6 +29,8 @@ type Observation struct {
 	// Name, Namespace and LabelSelector select the observed objects,
 	// evaluated over the custom resource; nil when absent.
 	Name, Namespace, LabelSelector *Node
+	// Gate is a watch's or an event's enqueueGate; nil when absent.
+	Gate *ObservationGate
 }
 
 // ExternalCall is a compiled katalog.ExternalCall.
@@ -77,6 +79,11 @@ func (c *compiler) live(sc compileScope, e *Entry) compileScope {
 			return c.value(sc, v, str, t)
 		}
 		o.Name, o.Namespace, o.LabelSelector = sel(ob.Name, "name"), sel(ob.Namespace, "namespace"), sel(ob.LabelSelector, "labelSelector")
+		var declared []string
+		if box.Gates != nil {
+			declared = box.Gates.Sentinels
+		}
+		o.Gate = c.observationGate(sc, e, ob, declared)
 		e.Observations = append(e.Observations, o)
 	}
 	cel, legacy := crossSchemas(box.Observations)

@@ -70,6 +70,11 @@ type Entry struct {
 	GateFail, EnqueueGateFail string
 	// QueueDrop drops new events past a queue depth (queue.behaviour).
 	QueueDrop *QueueDrop
+	// Sentinels are preReconcile.sentinels, computed for every change of a
+	// custom resource (sentinels.go); GateSentinels and
+	// EnqueueGateSentinels are the gates' shorthand lists (one true passes
+	// the gate, whose conditions are then not evaluated).
+	Sentinels, GateSentinels, EnqueueGateSentinels []string
 	// Cleanup deletes the custom resource once its condition has held for
 	// a while (operatorBox.runtime.cleanup); nil: never.
 	Cleanup *Cleanup

@@ -9,7 +9,7 @@ import (
 )
 
 var (
-	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile", "prune", "runtime", "cross", "watch"}
+	boxKeys = []string{"default", "finalizers", "onCreate", "onReconcile", "onDelete", "status", "reconciler", "reconcile", "emit", "imports", "workers", "resync", "queue", "preReconcile", "prune", "runtime", "cross", "watch", "observe"}
 	// Keys of operatorBox.reconciler (upstream's reconciler settings block;
 	// its newest layout also nests the hooks and motif imports there).
 	reconcilerKeys          = []string{"default", "workers", "resync", "queue", "profile", "onCreate", "onReconcile", "onDelete", "imports"}
@@ -64,12 +64,7 @@ func (d *decoder) operatorBox(e *CRDEntry, n *yaml.Node, path string) *OperatorB
 	if f, ok := o["prune"]; ok {
 		box.Prune = d.pruneKey("", f.value, path+".prune")
 	}
-	if f, ok := o["cross"]; ok {
-		d.cross(box, f.value, path+".cross")
-	}
-	if f, ok := o["watch"]; ok {
-		d.watch(box, f.value, path+".watch")
-	}
+	d.observations(box, o, path)
 	status, spath := o["status"], path+".status"
 	if f, ok := o["emit"]; ok {
 		eo := d.mapping(f.value, path+".emit", emitKeys, nil)

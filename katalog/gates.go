@@ -79,6 +79,13 @@ type Gates struct {
 	// v0.7.16): FailOpen passes the gate when its condition cannot be
 	// evaluated, FailClosed holds it; "" when not given.
 	ReconcileFail, EnqueueFail string
+	// Sentinels are preReconcile.sentinels: the ones computed for the
+	// entry's custom resources (sentinels.go). ReconcileSentinels and
+	// EnqueueSentinels are a gate's shorthand list: the gate passes when
+	// one of them is true, and its when/or are not evaluated (upstream:
+	// pkg/katalog/pre_reconcile.go, evaluateGate).
+	Sentinels                            []string
+	ReconcileSentinels, EnqueueSentinels []string
 }
 
 // Gate fail policies.
@@ -90,34 +97,43 @@ const (
 // gateKeys are the keys of reconcileGate and enqueueGate; the others of
 // upstream's gates are refused (upstream.go says why).
 var (
-	gateKeys          = []string{"when", "or", "anyOf", "failPolicy"}
-	unimplementedGate = []string{"external", "eventAware", "sentinels"}
+	gateKeys          = []string{"when", "or", "anyOf", "failPolicy", "sentinels"}
+	unimplementedGate = []string{"external", "eventAware"}
 )
 
 // preReconcile decodes operatorBox.preReconcile.
 func (d *decoder) preReconcile(n *yaml.Node, path string) *Gates {
 	o := d.mapping(n, path, preReconcileKeys, []string{"external"})
 	g := &Gates{Pos: d.pos(Resolve(n))}
+	if f, ok := o["sentinels"]; ok {
+		g.Sentinels = d.sentinelList(f.value, path+".sentinels")
+	}
 	g.ReconcileWhen, g.ReconcileOr = d.gateConditions(o, path)
 	if f, ok := o["reconcileGate"]; ok {
 		if g.ReconcileWhen != nil || g.ReconcileOr != nil {
 			d.errorf(f.key, path+".reconcileGate", "the reconcile gate is given twice: when/or directly under preReconcile and reconcileGate; keep one")
 		}
-		go2 := d.mapping(f.value, path+".reconcileGate", gateKeys, unimplementedGate)
-		g.ReconcileWhen, g.ReconcileOr = d.gateConditions(go2, path+".reconcileGate")
-		g.ReconcileFail = d.failPolicy(go2, path+".reconcileGate")
+		g.ReconcileWhen, g.ReconcileOr, g.ReconcileFail, g.ReconcileSentinels = d.gate(f.value, path+".reconcileGate", g.Sentinels, false)
 	}
 	if f, ok := o["enqueueGate"]; ok {
-		go2 := d.mapping(f.value, path+".enqueueGate", gateKeys, unimplementedGate)
-		g.EnqueueWhen, g.EnqueueOr = d.gateConditions(go2, path+".enqueueGate")
-		g.EnqueueFail = d.failPolicy(go2, path+".enqueueGate")
-	}
-	if f, ok := o["sentinels"]; ok {
-		// Upstream enqueues a custom resource only on the changes listed;
-		// this runtime reconciles on every change, with the same result.
-		d.warnf(f.key, path+".sentinels", "sentinels limit which changes enqueue a custom resource upstream; this runtime reconciles on every change (drift correction makes the extra reconciles no-ops), so they are ignored")
+		g.EnqueueWhen, g.EnqueueOr, g.EnqueueFail, g.EnqueueSentinels = d.gate(f.value, path+".enqueueGate", g.Sentinels, false)
 	}
 	return g
+}
+
+// gate decodes a gate: its conditions, failPolicy and sentinels list, each
+// declared in declared unless selfDeclaring (a watch's enqueueGate). With a
+// sentinels list the list alone decides, as upstream's: when/or beside it
+// are not evaluated, and a warning says so.
+func (d *decoder) gate(n *yaml.Node, path string, declared []string, selfDeclaring bool) (when, or *When, fail string, sentinels []string) {
+	o := d.mapping(n, path, gateKeys, unimplementedGate)
+	when, or = d.gateConditions(o, path)
+	fail = d.failPolicy(o, path)
+	sentinels = d.gateSentinels(o, path, declared, selfDeclaring)
+	if len(sentinels) > 0 && (when != nil || or != nil) {
+		d.warnf(o["sentinels"].key, path+".sentinels", "with a sentinels list the gate passes when one of them is true and its when/or are not evaluated (as upstream); to combine them, read the sentinels in when: (CEL sentinels.<name>, legacy {{ <name> }}) and remove the list")
+	}
+	return when, or, fail, sentinels
 }
 
 // failPolicy decodes a gate's failPolicy: open or closed.

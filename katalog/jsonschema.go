@@ -123,16 +123,21 @@ func boxSchema() map[string]any {
 					"reason": str(), "message": str(), "type": enum("Normal", "Warning"),
 					"on":   oneOf(enum(OnSuccess, OnFailure, OnAlways), arr(enum(OnSuccess, OnFailure, OnAlways))),
 					"when": ref("when"), "or": ref("when")}, false)})}, false),
-		"imports":      arr(ref("motifImport")),
-		"workers":      integer(),
-		"queue":        obj(queueKeys, nil, false),
-		"preReconcile": obj(preReconcileKeys, map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when")}, false),
-		"prune":        desc(pruneDoc, boolean()),
+		"imports": arr(ref("motifImport")),
+		"workers": integer(),
+		"queue":   obj(queueKeys, nil, false),
+		"preReconcile": obj(preReconcileKeys, map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when"),
+			"sentinels":     desc("The sentinels computed for this entry's custom resources, which its gates may read.", sentinelsSchema()),
+			"reconcileGate": gateSchema(), "enqueueGate": gateSchema()}, false),
+		"prune": desc(pruneDoc, boolean()),
 		"runtime": obj(runtimeKeys, map[string]any{"finalizers": arr(str()), "allowedNamespaces": arr(str()),
 			"cleanup": desc("Delete the custom resource once when/or has held for deleteAfter.",
 				obj(cleanupKeys, map[string]any{"when": ref("when"), "or": ref("when"), "deleteAfter": str()}, false))}, false),
 		"cross": desc("Custom resources this entry reads (cross.<as>); a change to one reconciles its readers.", arr(crossSchema())),
 		"watch": desc("Objects whose changes reconcile this entry's custom resources.", arr(watchSchema())),
+		"observe": desc("The newest spelling of cross and watch, and Kubernetes Events that reconcile.", obj(observeKeys, map[string]any{
+			"cross": arr(crossSchema()), "watch": arr(watchSchema()), "include": str(),
+			"events": map[string]any{"type": "object", "additionalProperties": eventSchema()}}, false)),
 	}
 	rprops := map[string]any{"default": boolean(), "workers": integer(), "queue": obj(queueKeys, nil, false), "imports": arr(ref("motifImport"))}
 	for k, v := range hooks {
@@ -173,9 +178,23 @@ func crossSourceSchema() map[string]any {
 }
 
 func watchSchema() map[string]any {
-	s := obj(watchKeys, map[string]any{"on": arr(enum(EventCreate, EventUpdate, EventDelete)), "keyFrom": obj(keyFromKeys, nil, false)}, false)
-	s["required"] = []string{"apiVersion", "kind"}
-	return s
+	return obj(watchKeys, map[string]any{"on": arr(enum(EventCreate, EventUpdate, EventDelete)), "keyFrom": obj(keyFromKeys, nil, false),
+		"enqueueGate": gateSchema(), "include": desc("A file whose watch: list replaces this watch.", str())}, false)
+}
+
+func eventSchema() map[string]any {
+	ref := obj(objectMatchKeys, nil, false)
+	return obj(eventKeys, map[string]any{"on": arr(enum(EventCreate, EventUpdate, EventDelete)), "keyFrom": obj(keyFromKeys, nil, false),
+		"enqueueGate": gateSchema(), "regarding": ref, "related": ref}, false)
+}
+
+func gateSchema() map[string]any {
+	return obj(gateKeys, map[string]any{"when": ref("when"), "or": ref("when"), "anyOf": ref("when"), "failPolicy": enum(FailOpen, FailClosed),
+		"sentinels": desc("The gate passes when one of these is true.", sentinelsSchema())}, false)
+}
+
+func sentinelsSchema() map[string]any {
+	return arr(enumOf(SentinelNames))
 }
 
 func externalSchema() map[string]any {

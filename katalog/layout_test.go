@@ -274,13 +274,11 @@ func TestNewestLayoutRefusals(t *testing.T) {
 		{"bad failPolicy", header + entry + "      operatorBox:\n        preReconcile:\n          reconcileGate:\n            failPolicy: shut\n",
 			`17:25: [site] operatorBox.preReconcile.reconcileGate.failPolicy: failPolicy must be open`},
 		{"gate sentinels", header + entry + "      operatorBox:\n        preReconcile:\n          enqueueGate:\n            sentinels: [generationChanged]\n",
-			`17:13: [site] operatorBox.preReconcile.enqueueGate.sentinels: "sentinels" is part of the original katalog format but not supported by this runtime: a gate's sentinels pass it on the kind of change`},
+			`17:25: [site] operatorBox.preReconcile.enqueueGate.sentinels: sentinel generationChanged is not declared under preReconcile.sentinels, so it is never computed; add it there (sentinels: [generationChanged])`},
 		{"eventAware", header + entry + "      operatorBox:\n        preReconcile:\n          reconcileGate:\n            eventAware: true\n",
 			`17:13: [site] operatorBox.preReconcile.reconcileGate.eventAware: "eventAware" is part of the original katalog format but not supported by this runtime: this runtime coalesces`},
 		{"reconcile.remote", header + entry + "      operatorBox:\n        reconcile:\n          remote: {url: \"http://x\"}\n",
 			`16:11: [site] operatorBox.reconcile.remote: "remote" is part of the original katalog format but not supported by this runtime: an HTTP reconciler`},
-		{"observe", header + entry + "      operatorBox:\n        observe:\n          watch: []\n",
-			`15:9: [site] operatorBox.observe: "observe" is part of the original katalog format but not supported by this runtime: upstream's newer operatorBox.observe is not supported yet; write its entries as operatorBox.watch`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

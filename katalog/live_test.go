@@ -39,8 +39,6 @@ func TestLiveInputLoadErrors(t *testing.T) {
 			[]string{`18:13: [site] operatorBox.watch[0].keyFrom: keyFrom takes label or name, not both`}},
 		{"watch without kind", "watch:\n  - name: shared\n",
 			[]string{`16:13: [site] operatorBox.watch[0]: a watch needs apiVersion and kind`}},
-		{"watch enqueueGate", "watch:\n  - apiVersion: v1\n    kind: ConfigMap\n    enqueueGate: {}\n",
-			[]string{`18:13: [site] operatorBox.watch[0].enqueueGate: "enqueueGate" is part of the original katalog format but not supported by this runtime: a watch's enqueueGate (conditions on the watched object) is not supported; narrow the watch with name, namespace, labelSelector and on:, or gate reconciles with operatorBox.preReconcile`}},
 		{"watch index is a warning", "watch:\n  - apiVersion: v1\n    kind: ConfigMap\n    index: [{name: a, field: spec.a}]\n",
 			[]string{`18:13: warning: [site] operatorBox.watch[0].index: index registers field indexes for Go code reading the watch's cache upstream; nothing here reads them, so it is ignored`}},
 		{"external needs name and url", "onReconcile:\n  external:\n    - method: GET\n",

@@ -23,7 +23,7 @@ var (
 	unimplementedTop   = []string{"providers", "crossAccess", "notification", "notifications", "controlCenter", "konfig", "observability", "policy"}
 	unimplementedSpec  = []string{"providers", "crossAccess", "notification", "notifications", "gateway", "defaults", "external", "hooks"}
 	unimplementedEntry = []string{"mode", "providers", "notification", "notifications", "gateway", "external", "goHooks", "hooks", "leaderElection", "finalizerPolicy", "serve", "enrichAll", "labelSelector", "fieldSelector", "ignoreStatusPatch", "ignoreObservedGeneration", "removeFinalizers", "deletionProtection", "webhooks", "katalogName", "katalogNamespace", "setup"}
-	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "autoscale", "providers", "observe", "rollback", "rollBackOnError"}
+	unimplementedBox   = []string{"postReconcile", "when", "or", "goHooks", "hooks", "constructor", "timeouts", "children", "autoscale", "providers", "rollback", "rollBackOnError"}
 )
 
 // Options say where the loader may find CRD definitions for entries that do

@@ -70,6 +70,11 @@ type Observation struct {
 	// Denied: the observed kind is an entry's with crossAccess: false, so
 	// this cross read reads nothing (nothing is watched for it either).
 	Denied bool
+	// Gate is a watch's or an event's enqueueGate (observe_block.go); nil
+	// when absent.
+	Gate *ObservationGate
+	// Event matches Kubernetes Events (observe.events); nil otherwise.
+	Event *EventMatch
 }
 
 // Exposed reports an observation its entry's expressions read (cross).
@@ -98,104 +103,124 @@ const (
 var (
 	crossKeys         = []string{"crd", "kind", "apiVersion", "selector", "as", "strategy", "maxMatches", "source"}
 	crossSelectorKeys = []string{"name", "namespace", "labelSelector"}
-	watchKeys         = []string{"apiVersion", "kind", "name", "namespace", "labelSelector", "on", "keyFrom", "index"}
+	watchKeys         = []string{"apiVersion", "kind", "name", "namespace", "labelSelector", "on", "keyFrom", "index", "enqueueGate", "include"}
 	keyFromKeys       = []string{"label", "name", "namespace"}
 )
 
-// cross decodes operatorBox.cross.
-func (d *decoder) cross(box *OperatorBox, n *yaml.Node, path string) {
-	for i, item := range d.list(n, path) {
-		ipath := fmt.Sprintf("%s[%d]", path, i)
-		o := d.mapping(item, ipath, crossKeys, nil)
-		ob := &Observation{Pos: d.pos(Resolve(item)), Field: ipath, MaxMatches: DefaultMaxMatches}
-		if f, ok := o["source"]; ok {
-			ob.Remote = d.crossSource(f, ipath+".source")
+// crossItem decodes one cross read (operatorBox.cross, observe.cross).
+func (d *decoder) crossItem(box *OperatorBox, item *yaml.Node, ipath string) {
+	o := d.mapping(item, ipath, crossKeys, nil)
+	ob := &Observation{Pos: d.pos(Resolve(item)), Field: ipath, MaxMatches: DefaultMaxMatches}
+	if f, ok := o["source"]; ok {
+		ob.Remote = d.crossSource(f, ipath+".source")
+	}
+	d.target(ob, o, ipath, true)
+	if f, ok := o["selector"]; ok {
+		so := d.mapping(f.value, ipath+".selector", crossSelectorKeys, nil)
+		d.selector(ob, so, ipath+".selector")
+	}
+	ob.As = ob.Entry
+	if f, ok := o["as"]; ok {
+		ob.As, ob.AsPos = d.str(f.value, ipath+".as"), d.pos(f.value)
+	}
+	if ob.AsPos.IsZero() {
+		ob.AsPos = ob.TargetPos
+	}
+	if ob.As == "" {
+		d.errorf(Resolve(item), ipath+".as", "a cross read whose target is apiVersion/kind, or an endpoint, needs as: (the name it is read by, cross.<as>)")
+	} else if !validInputName(ob.As) {
+		d.errorAt(ob.AsPos, ipath+".as", "as: %q is not a name expressions can read (letters, digits, _ and -, starting with a letter)", ob.As)
+	}
+	if f, ok := o["strategy"]; ok {
+		switch s := d.str(f.value, ipath+".strategy"); s {
+		case "first", "":
+		case "all":
+			ob.All = true
+		default:
+			d.errorf(f.value, ipath+".strategy", "strategy %q is not first or all%s", s, DidYouMean(s, []string{"first", "all"}))
 		}
-		d.target(ob, o, ipath, true)
-		if f, ok := o["selector"]; ok {
-			so := d.mapping(f.value, ipath+".selector", crossSelectorKeys, nil)
-			d.selector(ob, so, ipath+".selector")
-		}
-		ob.As = ob.Entry
-		if f, ok := o["as"]; ok {
-			ob.As, ob.AsPos = d.str(f.value, ipath+".as"), d.pos(f.value)
-		}
-		if ob.AsPos.IsZero() {
-			ob.AsPos = ob.TargetPos
-		}
-		if ob.As == "" {
-			d.errorf(Resolve(item), ipath+".as", "a cross read whose target is apiVersion/kind, or an endpoint, needs as: (the name it is read by, cross.<as>)")
-		} else if !validInputName(ob.As) {
-			d.errorAt(ob.AsPos, ipath+".as", "as: %q is not a name expressions can read (letters, digits, _ and -, starting with a letter)", ob.As)
-		}
-		if f, ok := o["strategy"]; ok {
-			switch s := d.str(f.value, ipath+".strategy"); s {
-			case "first", "":
-			case "all":
-				ob.All = true
-			default:
-				d.errorf(f.value, ipath+".strategy", "strategy %q is not first or all%s", s, DidYouMean(s, []string{"first", "all"}))
+	}
+	if f, ok := o["maxMatches"]; ok {
+		if m, ok := d.integer(f.value, ipath+".maxMatches"); ok {
+			if m < 1 || m > 10000 {
+				d.errorf(f.value, ipath+".maxMatches", "maxMatches must be between 1 and 10000, got %d", m)
+			} else {
+				ob.MaxMatches = m
 			}
 		}
-		if f, ok := o["maxMatches"]; ok {
-			if m, ok := d.integer(f.value, ipath+".maxMatches"); ok {
-				if m < 1 || m > 10000 {
-					d.errorf(f.value, ipath+".maxMatches", "maxMatches must be between 1 and 10000, got %d", m)
-				} else {
-					ob.MaxMatches = m
-				}
-			}
+	}
+	box.Observations = append(box.Observations, ob)
+}
+
+// watchItem decodes one watch (operatorBox.watch, observe.watch). A watch
+// that is only include: is replaced by the watch: list of that file
+// (upstream's WatchEntry.Include).
+func (d *decoder) watchItem(box *OperatorBox, item *yaml.Node, ipath string) {
+	o := d.mapping(item, ipath, watchKeys, nil)
+	if f, ok := o["include"]; ok {
+		if len(o) > 1 {
+			d.errorf(f.key, ipath+".include", "a watch with include: is replaced by the watch: list of that file, so its other keys would be ignored (as upstream); remove them or the include")
+			return
 		}
-		box.Observations = append(box.Observations, ob)
+		fd, root := d.fragment(f.value, ipath+".include", "watch include")
+		if root != nil {
+			fo := fd.mapping(root, ipath+".include", []string{"watch"}, nil)
+			fd.observationList(box, "watch", fo["watch"].value, ipath+".include: watch")
+		}
+		return
+	}
+	ob := &Observation{Pos: d.pos(Resolve(item)), Field: ipath}
+	d.target(ob, o, ipath, false)
+	d.selector(ob, o, ipath)
+	d.literalSelector(ob, ipath)
+	d.watchOptions(ob, o, ipath)
+	if f, ok := o["index"]; ok {
+		d.warnf(f.key, ipath+".index", "index registers field indexes for Go code reading the watch's cache upstream; nothing here reads them, so it is ignored")
+	}
+	box.Observations = append(box.Observations, ob)
+}
+
+// literalSelector reports a watch selector written as an expression.
+func (d *decoder) literalSelector(ob *Observation, ipath string) {
+	for _, v := range []*Value{ob.Name, ob.Namespace, ob.LabelSelector} {
+		if v != nil && v.Kind == StringValue && (strings.Contains(v.Str, "{{") || strings.Contains(v.Str, "${")) {
+			d.errorAt(v.Pos, ipath, "a watch selects its objects with literals (it is set up once, not per custom resource); to read an object named after the custom resource, declare it under cross:")
+		}
 	}
 }
 
-// watch decodes operatorBox.watch.
-func (d *decoder) watch(box *OperatorBox, n *yaml.Node, path string) {
-	for i, item := range d.list(n, path) {
-		ipath := fmt.Sprintf("%s[%d]", path, i)
-		o := d.mapping(item, ipath, watchKeys, []string{"enqueueGate", "include"})
-		ob := &Observation{Pos: d.pos(Resolve(item)), Field: ipath}
-		d.target(ob, o, ipath, false)
-		d.selector(ob, o, ipath)
-		for _, v := range []*Value{ob.Name, ob.Namespace, ob.LabelSelector} {
-			if v != nil && v.Kind == StringValue && (strings.Contains(v.Str, "{{") || strings.Contains(v.Str, "${")) {
-				d.errorAt(v.Pos, ipath, "a watch selects its objects with literals (it is set up once, not per custom resource); to read an object named after the custom resource, declare it under cross:")
+// watchOptions decodes what a watch and an event declaration share: on,
+// keyFrom and enqueueGate.
+func (d *decoder) watchOptions(ob *Observation, o object, ipath string) {
+	if f, ok := o["on"]; ok {
+		for j, ev := range d.strList(f.value, ipath+".on") {
+			if ev != EventCreate && ev != EventUpdate && ev != EventDelete {
+				d.errorf(Resolve(f.value).Content[j], fmt.Sprintf("%s.on[%d]", ipath, j), "event %q is not create, update or delete%s", ev, DidYouMean(ev, []string{EventCreate, EventUpdate, EventDelete}))
+				continue
 			}
+			ob.On = append(ob.On, ev)
 		}
-		if f, ok := o["on"]; ok {
-			for j, ev := range d.strList(f.value, ipath+".on") {
-				if ev != EventCreate && ev != EventUpdate && ev != EventDelete {
-					d.errorf(Resolve(f.value).Content[j], fmt.Sprintf("%s.on[%d]", ipath, j), "event %q is not create, update or delete%s", ev, DidYouMean(ev, []string{EventCreate, EventUpdate, EventDelete}))
-					continue
-				}
-				ob.On = append(ob.On, ev)
-			}
-			if len(ob.On) == 0 {
-				d.errorf(f.value, ipath+".on", "on: lists no event, so the watch would never reconcile; list create, update and/or delete, or remove on: for all three")
-			}
+		if len(ob.On) == 0 {
+			d.errorf(f.value, ipath+".on", "on: lists no event, so the watch would never reconcile; list create, update and/or delete, or remove on: for all three")
 		}
-		if f, ok := o["keyFrom"]; ok {
-			ko := d.mapping(f.value, ipath+".keyFrom", keyFromKeys, nil)
-			kf := &KeyFrom{Pos: d.pos(f.key)}
-			kf.Label = d.str(ko["label"].value, ipath+".keyFrom.label")
-			kf.Name = d.str(ko["name"].value, ipath+".keyFrom.name")
-			kf.Namespace = d.str(ko["namespace"].value, ipath+".keyFrom.namespace")
-			switch {
-			case kf.Label != "" && kf.Name != "":
-				d.errorf(f.key, ipath+".keyFrom", "keyFrom takes label or name, not both")
-			case kf.Label == "" && kf.Name == "":
-				d.errorf(f.key, ipath+".keyFrom", "keyFrom needs label (a label of the watched object naming the custom resource) or name (one custom resource)")
-			case kf.Namespace != "" && kf.Name == "":
-				d.errorf(ko["namespace"].key, ipath+".keyFrom.namespace", "keyFrom.namespace qualifies keyFrom.name; with label the custom resource is looked up in the watched object's namespace")
-			}
-			ob.KeyFrom = kf
-		}
-		if f, ok := o["index"]; ok {
-			d.warnf(f.key, ipath+".index", "index registers field indexes for Go code reading the watch's cache upstream; nothing here reads them, so it is ignored")
-		}
-		box.Observations = append(box.Observations, ob)
 	}
+	if f, ok := o["keyFrom"]; ok {
+		ko := d.mapping(f.value, ipath+".keyFrom", keyFromKeys, nil)
+		kf := &KeyFrom{Pos: d.pos(f.key)}
+		kf.Label = d.str(ko["label"].value, ipath+".keyFrom.label")
+		kf.Name = d.str(ko["name"].value, ipath+".keyFrom.name")
+		kf.Namespace = d.str(ko["namespace"].value, ipath+".keyFrom.namespace")
+		switch {
+		case kf.Label != "" && kf.Name != "":
+			d.errorf(f.key, ipath+".keyFrom", "keyFrom takes label or name, not both")
+		case kf.Label == "" && kf.Name == "":
+			d.errorf(f.key, ipath+".keyFrom", "keyFrom needs label (a label of the watched object naming the custom resource) or name (one custom resource)")
+		case kf.Namespace != "" && kf.Name == "":
+			d.errorf(ko["namespace"].key, ipath+".keyFrom.namespace", "keyFrom.namespace qualifies keyFrom.name; with label the custom resource is looked up in the watched object's namespace")
+		}
+		ob.KeyFrom = kf
+	}
+	d.observationGate(ob, o, ipath)
 }
 
 // target decodes what an observation observes: an entry (cross crd:, or

@@ -1,6 +1,7 @@
 package katalog
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -289,7 +290,7 @@ func TestDependsOn(t *testing.T) {
 }
 
 // preReconcile: upstream's older form (when: directly under it) and
-// reconcileGate/enqueueGate; sentinels warn, external is out of scope.
+// reconcileGate/enqueueGate; sentinels declared (sentinels_test.go).
 func TestPreReconcile(t *testing.T) {
 	k, _, diags := loadBox(t, `
 preReconcile:
@@ -299,8 +300,11 @@ preReconcile:
     or: ["self.metadata.name != 'skip'"]
   sentinels: [generationChanged]
 `)
-	wantDiags(t, diags, `20:11: warning: [site] operatorBox.preReconcile.sentinels: sentinels limit which changes enqueue a custom resource upstream; this runtime reconciles on every change (drift correction makes the extra reconciles no-ops), so they are ignored`)
+	wantDiags(t, diags)
 	g := k.CRDs[0].Box.Gates
+	if !slices.Equal(g.Sentinels, []string{"generationChanged"}) {
+		t.Errorf("sentinels %v", g.Sentinels)
+	}
 	if g.ReconcileWhen.Empty() || g.EnqueueOr.Empty() || !g.ReconcileOr.Empty() {
 		t.Errorf("gates %+v", g)
 	}

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -42,8 +43,14 @@ func (e *entryController) waitingFor() string {
 	return strings.Join(waits, "; ")
 }
 
-// gateHolds evaluates preReconcile's reconcile gate on the custom resource.
-func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[string]any, live *engine.Live) (bool, error) {
+// gateHolds evaluates preReconcile's reconcile gate on the custom resource,
+// vals being the sentinels of the changes the reconcile answers: a
+// sentinels list passes when one of them is true (its conditions are then
+// not evaluated, as upstream's evaluateGate), else the conditions decide.
+func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[string]any, live *engine.Live, vals map[string]bool) (bool, error) {
+	if list := e.entry.GateSentinels; len(list) > 0 {
+		return engine.AnyTrue(list, vals), nil
+	}
 	if e.entry.Gate == nil {
 		return true, nil
 	}
@@ -51,7 +58,9 @@ func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[stri
 	if err != nil {
 		return false, fmt.Errorf("operatorBox.preReconcile: %w", err)
 	}
-	ok, err := e.entry.Gate.Eval(e.entry.Scope(self, kids, live))
+	s := e.entry.Scope(self, kids, live)
+	engine.SetSentinels(s, e.entry.Sentinels, vals)
+	ok, err := e.entry.Gate.Eval(s)
 	if err != nil {
 		err = fmt.Errorf("operatorBox.preReconcile: evaluating %s: %w", e.entry.Gate.Source(), err)
 		switch e.entry.GateFail {
@@ -67,6 +76,22 @@ func (e *entryController) gateHolds(cr *unstructured.Unstructured, kids map[stri
 	return ok, nil
 }
 
+// heldByChange reports a reconcile gate that did not hold only because of
+// what did not change: its sentinels list, or conditions that would hold
+// were every sentinel true. Such a reconcile is skipped without a word —
+// the custom resource's state does not hold it back, so its Ready
+// condition stays as it is (upstream writes nothing on a gated item).
+func (e *entryController) heldByChange(cr *unstructured.Unstructured, kids map[string]any, live *engine.Live) bool {
+	if len(e.entry.GateSentinels) > 0 {
+		return true
+	}
+	if len(e.entry.Sentinels) == 0 {
+		return false
+	}
+	ok, err := e.gateHolds(cr, kids, live, allTrue(e.entry.Sentinels))
+	return ok && err == nil
+}
+
 // ReasonGateFailedOpen: the reconcile gate could not be evaluated and its
 // failPolicy: open let the reconcile run.
 const ReasonGateFailedOpen = "GateFailedOpen"
@@ -79,13 +104,22 @@ func (g *gateClosedError) Error() string { return g.err.Error() }
 func (g *gateClosedError) Unwrap() error { return g.err }
 
 // enqueues reports whether preReconcile's enqueue gate lets a custom
-// resource into the work queue (it may when the gate cannot be evaluated:
-// the reconcile then reports why).
-func (e *entryController) enqueues(obj map[string]any) bool {
+// resource into the work queue, vals being the sentinels of the change (it
+// may when the gate cannot be evaluated: the reconcile then reports why).
+func (e *entryController) enqueues(obj client.Object, vals map[string]bool) bool {
+	if list := e.entry.EnqueueGateSentinels; len(list) > 0 {
+		return engine.AnyTrue(list, vals)
+	}
 	if e.entry.EnqueueGate == nil {
 		return true
 	}
-	ok, err := e.entry.EnqueueGate.Eval(engine.NewScope(obj))
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return true
+	}
+	s := engine.NewScope(u.Object)
+	engine.SetSentinels(s, e.entry.Sentinels, vals)
+	ok, err := e.entry.EnqueueGate.Eval(s)
 	if err != nil {
 		// failPolicy: closed keeps it out; otherwise it goes in and the
 		// reconcile reports what the gate could not evaluate.

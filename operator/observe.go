@@ -139,32 +139,47 @@ func (x *readIndex) readers(gvk schema.GroupVersionKind, obj client.Object) []ty
 
 // observationHandler reconciles the custom resources an event of an
 // observed kind concerns. One handler serves every observation of the
-// entry of that kind.
+// entry of that kind; a watch's or an event's enqueueGate is evaluated on
+// the change (observe_gate.go) before it maps to custom resources.
 func (e *entryController) observationHandler(gvk schema.GroupVersionKind, obs []*engine.Observation) handler.EventHandler {
-	fire := func(ctx context.Context, ev string, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	fire := func(ctx context.Context, ch observedChange, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		seen := map[types.NamespacedName]bool{}
-		add := func(k types.NamespacedName) {
-			if !seen[k] {
-				seen[k] = true
-				q.Add(reconcile.Request{NamespacedName: k})
+		add := func(ks []types.NamespacedName) {
+			for _, k := range ks {
+				if !seen[k] {
+					seen[k] = true
+					q.Add(reconcile.Request{NamespacedName: k})
+				}
 			}
 		}
+		view := &changeView{gvk: gvk, obj: ch.obj}
 		reads := false
 		for _, o := range obs {
 			if o.Source.Exposed() {
 				reads = true
 				continue
 			}
-			if len(o.Source.On) > 0 && !slices.Contains(o.Source.On, ev) || !watchSelects(o.Source, obj) {
+			if len(o.Source.On) > 0 && !slices.Contains(o.Source.On, ch.ev) {
 				continue
 			}
-			for _, k := range e.watchKeys(ctx, o.Source, obj) {
-				add(k)
+			// A label change can move an object out of a selector, or to
+			// another custom resource (keyFrom.label): both sides count.
+			now := watchSelects(o.Source, ch.obj)
+			before := ch.old != nil && watchSelects(o.Source, ch.old) && (!now || !sameMap(ch.old.GetLabels(), ch.obj.GetLabels()))
+			if !now && !before || !e.watchAdmits(o, ch, view) {
+				continue
+			}
+			if now {
+				add(e.watchKeys(ctx, o.Source, ch.obj))
+			}
+			if before {
+				add(e.watchKeys(ctx, o.Source, ch.old))
 			}
 		}
 		if reads {
-			for _, k := range e.readIndex.readers(gvk, obj) {
-				add(k)
+			add(e.readIndex.readers(gvk, ch.obj))
+			if ch.old != nil {
+				add(e.readIndex.readers(gvk, ch.old))
 			}
 		}
 	}
@@ -173,17 +188,14 @@ func (e *entryController) observationHandler(gvk schema.GroupVersionKind, obs []
 			// The informer's initial list is no change (upstream drops it
 			// too); every custom resource is reconciled at start anyway.
 			if !ev.IsInInitialList {
-				fire(ctx, katalog.EventCreate, ev.Object, q)
+				fire(ctx, observedChange{ev: katalog.EventCreate, obj: ev.Object}, q)
 			}
 		},
 		UpdateFunc: func(ctx context.Context, ev event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			// A label change can move an object out of a selector: both
-			// sides count.
-			fire(ctx, katalog.EventUpdate, ev.ObjectOld, q)
-			fire(ctx, katalog.EventUpdate, ev.ObjectNew, q)
+			fire(ctx, observedChange{ev: katalog.EventUpdate, obj: ev.ObjectNew, old: ev.ObjectOld}, q)
 		},
 		DeleteFunc: func(ctx context.Context, ev event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			fire(ctx, katalog.EventDelete, ev.Object, q)
+			fire(ctx, observedChange{ev: katalog.EventDelete, obj: ev.Object}, q)
 		},
 	}
 }

@@ -46,7 +46,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/orkspace/orkestra-cel/engine"
@@ -513,6 +512,8 @@ type entryController struct {
 	views childViews
 	// readIndex maps the objects cross reads read to their readers.
 	readIndex *readIndex
+	// sentinels holds the sentinels of the changes not yet reconciled.
+	sentinels sentinelLedger
 	// scopes remembers the REST mapper's scope of each kind (isNamespaced).
 	scopes sync.Map
 	// consecutiveFailures counts the reconciles that failed since the last
@@ -667,14 +668,12 @@ func (e *entryController) setup(mgr manager.Manager, whole bool) error {
 		return nil
 	}
 	var forOpts []builder.ForOption
-	if rules := e.entry.Namespaces; rules != nil || e.entry.EnqueueGate != nil || e.entry.QueueDrop != nil {
+	if e.entry.Namespaces != nil || e.entry.EnqueueGate != nil || e.entry.QueueDrop != nil || len(e.entry.Sentinels) > 0 || len(e.entry.EnqueueGateSentinels) > 0 {
 		// Custom resources outside the entry's namespaces, kept out by
 		// preReconcile's enqueue gate, or dropped by queue.behaviour, never
-		// reach the work queue (upstream drops them before enqueueing too).
-		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			u, ok := o.(*unstructured.Unstructured)
-			return rules.Reconciles(o.GetNamespace()) && (!ok || e.enqueues(u.Object) && !e.dropped(u))
-		})))
+		// reach the work queue (upstream drops them before enqueueing too);
+		// sentinels are computed here.
+		forOpts = append(forOpts, builder.WithPredicates(e.admission()))
 	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(e.entry.Name).

@@ -45,7 +45,13 @@ func (e *entryController) Reconcile(ctx context.Context, req reconcile.Request) 
 	e.active.Add(1)
 	defer e.active.Add(-1)
 	start := time.Now()
-	res, retry, err := e.reconcile(ctx, req)
+	// The sentinels of the changes this reconcile answers; one that fails
+	// or asks to run again soon answers them on its next run.
+	vals := e.sentinels.take(req.NamespacedName)
+	res, retry, err := e.reconcile(ctx, req, vals)
+	if err != nil || retry {
+		e.sentinels.add(req.NamespacedName, vals)
+	}
 	e.duration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		e.consecutiveFailures.Add(1)
@@ -73,7 +79,7 @@ func (e *entryController) Reconcile(ctx context.Context, req reconcile.Request) 
 // The custom resource is the cache's own object, not a copy: evaluations
 // only read it (CEL and template values never alias their input), and every
 // write patches a copy (patchCopy).
-func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) (_ reconcile.Result, _ bool, err error) {
+func (e *entryController) reconcile(ctx context.Context, req reconcile.Request, vals map[string]bool) (_ reconcile.Result, _ bool, err error) {
 	cr := e.crObject()
 	if err := e.client.Get(ctx, req.NamespacedName, cr, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -93,10 +99,11 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 		// namespace:); the watch filter keeps most of these away.
 		return reconcile.Result{}, false, nil
 	}
-	if !e.enqueues(cr.Object) {
+	if len(e.entry.EnqueueGateSentinels) == 0 && !e.enqueues(cr, vals) {
 		// Kept out by preReconcile's enqueue gate, and brought here by a
 		// child's change or an earlier requeue: as upstream, nothing is
-		// done (no status, no children).
+		// done (no status, no children). A sentinels list judges the custom
+		// resource's own changes only (admission).
 		return reconcile.Result{}, false, nil
 	}
 	if waits := e.waitingFor(); waits != "" {
@@ -128,7 +135,7 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 	if deleted {
 		return reconcile.Result{}, false, nil
 	}
-	if ok, err := e.gateHolds(cr, kids, live); err != nil {
+	if ok, err := e.gateHolds(cr, kids, live, vals); err != nil {
 		var closed *gateClosedError
 		if errors.As(err, &closed) {
 			msg := fmt.Sprintf("not reconciled: the preReconcile gate could not be evaluated and its failPolicy is closed: %v", closed.err)
@@ -136,6 +143,8 @@ func (e *entryController) reconcile(ctx context.Context, req reconcile.Request) 
 			return e.hold(ctx, cr, ReasonGated, msg, cleanupWait)
 		}
 		return reconcile.Result{}, false, e.fail(ctx, cr, ReasonRenderFailed, err)
+	} else if !ok && e.heldByChange(cr, kids, live) {
+		return reconcile.Result{RequeueAfter: cleanupWait}, false, nil
 	} else if !ok {
 		// As upstream's kordinator: the reconcile does not run, and what
 		// it created stays as it is (nothing is updated or deleted).

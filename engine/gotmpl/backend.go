@@ -170,7 +170,7 @@ func (b *Backend) compileIn(src string, ctx *engine.Context, p purpose, noteStac
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	x, err := newExecutor(tree, c.usedFuncs(), b.runtimeLimit, c.notesUsed)
+	x, err := newExecutor(tree, c.usedFuncs(), b.runtimeLimit, c.notesUsed, c.sentinels)
 	if err != nil {
 		report(0, "internal: "+err.Error())
 		return nil, diags

@@ -61,6 +61,8 @@ type checker struct {
 	noteStack []string
 	notesUsed map[string]*Template
 	extra     katalog.Diagnostics
+	// sentinels are the sentinels the template reads by name.
+	sentinels map[string]bool
 }
 
 // noteSignature is how a note is called: no arguments, a string.
@@ -325,6 +327,9 @@ func (c *checker) function(id *parse.IdentifierNode) *function {
 			c.timers = append(c.timers, t.timers...)
 		}
 		return noteSignature
+	}
+	if katalog.IsSentinel(name) {
+		return c.sentinel(id)
 	}
 	info, ok := funcs[name]
 	switch {

@@ -90,11 +90,13 @@ type executor struct {
 	base  *template.Template // the instrumented tree with the library
 	used  []string           // functions the template calls
 	notes map[string]*Template
-	limit uint64
-	pool  sync.Pool
+	// sentinels are the sentinels it reads by name.
+	sentinels map[string]bool
+	limit     uint64
+	pool      sync.Pool
 }
 
-func newExecutor(tree *parse.Tree, used []string, limit uint64, notes map[string]*Template) (*executor, error) {
+func newExecutor(tree *parse.Tree, used []string, limit uint64, notes map[string]*Template, sentinels map[string]bool) (*executor, error) {
 	exec := tree.Copy()
 	instrument(exec.Root)
 	// Only the functions the template calls: each pooled instance clones
@@ -109,7 +111,7 @@ func newExecutor(tree *parse.Tree, used []string, limit uint64, notes map[string
 	if err != nil {
 		return nil, err
 	}
-	x := &executor{base: base, used: used, limit: limit, notes: notes}
+	x := &executor{base: base, used: used, limit: limit, notes: notes, sentinels: sentinels}
 	x.pool.New = func() any { return x.newInstance() }
 	return x, nil
 }
@@ -125,6 +127,9 @@ func (x *executor) newInstance() *instance {
 	}
 	for name, n := range x.notes {
 		fm[name] = noteFunc(n, st)
+	}
+	for name := range x.sentinels {
+		fm[name] = sentinelFunc(name, st)
 	}
 	t.Funcs(fm)
 	return &instance{tmpl: t, st: st}

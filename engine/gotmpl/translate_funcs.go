@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template/parse"
+
+	"github.com/orkspace/orkestra-cel/katalog"
 )
 
 // Function calls: the arguments' failures and the library's translation of
@@ -80,6 +82,9 @@ func (t *translator) call0(id *parse.IdentifierNode, args []val, nodes []parse.N
 		return t.note(id, id.Ident, src)
 	}
 	f := funcs[id.Ident]
+	if f == nil && katalog.IsSentinel(id.Ident) {
+		t.failf(id, "the sentinel %s is left as written: in CEL write sentinels.%s (a bool)", id.Ident, id.Ident)
+	}
 	if f == nil {
 		t.failf(id, "%s is not a function of the legacy library", id.Ident)
 	}
