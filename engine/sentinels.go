@@ -5,6 +5,7 @@ import (
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
+	"github.com/orkspace/orkestra-cel/engine/kubeschema"
 	"github.com/orkspace/orkestra-cel/katalog"
 )
 
@@ -75,7 +76,15 @@ func (c *compiler) observationGate(sc compileScope, e *Entry, ob *katalog.Observ
 			names = append(names, n)
 		}
 	}
-	osc := compileScope{entry: sc.entry, self: observedSchema(ob), selfVersion: ob.GVK.Version}.withSentinels(names)
+	self := observedSchema(ob)
+	if ob.CRD != nil && ob.CRD.Origin == katalog.BuiltIn {
+		// Built-in kinds: Kubernetes' published schema.
+		self = &anyObject
+		if s := kubeschema.Schema(ob.GVK); s != nil {
+			self = s
+		}
+	}
+	osc := compileScope{entry: sc.entry, self: self, selfVersion: ob.GVK.Version}.withSentinels(names)
 	if slices.Contains(names, katalog.SentinelManagedFields) {
 		e.ReadsManagedFields = true
 	}

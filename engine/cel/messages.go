@@ -70,6 +70,7 @@ func (b *Backend) celErrorMessage(se *schemaEnv, src, display string, e *common.
 func (b *Backend) fieldSuggestion(se *schemaEnv, src string, id int64, name string) string {
 	parsed, iss := se.env.Parse(src)
 	var parent *node
+	where := "" // the variable path of parent when it is not self's
 	if iss == nil || iss.Err() == nil {
 		native := parsed.NativeRep()
 		ast.PreOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
@@ -86,7 +87,9 @@ func (b *Backend) fieldSuggestion(se *schemaEnv, src string, id int64, name stri
 				}
 			}
 			if operand != nil {
-				parent = resolveChain(se.tree, operand)
+				if parent = resolveChain(se.tree, operand); parent == nil {
+					parent, where = varChain(se, operand)
+				}
 			}
 		}))
 	}
@@ -95,15 +98,38 @@ func (b *Backend) fieldSuggestion(se *schemaEnv, src string, id int64, name stri
 			return s
 		}
 		names := parent.fieldNames()
+		if where == "" {
+			where = parent.selfPath()
+		}
 		if len(names) == 0 {
-			return fmt.Sprintf("; %s has no fields", parent.selfPath())
+			return fmt.Sprintf("; %s has no fields", where)
 		}
 		if len(names) <= 30 {
-			return fmt.Sprintf("; %s has %s", parent.selfPath(), strings.Join(names, ", "))
+			return fmt.Sprintf("; %s has %s", where, strings.Join(names, ", "))
 		}
 		return ""
 	}
 	return didYouMean(name, se.tree.allName)
+}
+
+// varChain resolves a chain of plain selects from a variable besides self
+// (sentinels.<name>, cross.<as>.…) and says it as written; nil when e is
+// not one.
+func varChain(se *schemaEnv, e ast.Expr) (*node, string) {
+	switch e.Kind() {
+	case ast.IdentKind:
+		if t := se.vars[e.AsIdent()]; t != nil {
+			return t.root, e.AsIdent()
+		}
+	case ast.SelectKind:
+		if sel := e.AsSelect(); !sel.IsTestOnly() {
+			parent, path := varChain(se, sel.Operand())
+			if n := childNode(parent, sel.FieldName(), false); n != nil {
+				return n, path + "." + sel.FieldName()
+			}
+		}
+	}
+	return nil, ""
 }
 
 // interpolationProblem says why a value of type t cannot be formatted into

@@ -1,0 +1,118 @@
+package operator
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// observe.events (orkspace/orkestra pkg/types/types_observe.go EventEntry,
+// documentation/reference/schema/02-katalog/28-events.md): a Kubernetes
+// Event whose fields match a declaration reconciles the custom resource
+// its keyFrom names — exactly that one; an Event that differs in one field
+// reconciles nothing.
+func TestObservedEventReconcilesTheKeyedResource(t *testing.T) {
+	h := startOperator(t, widgetPlan(t, `
+observe:
+  events:
+    dbReady:
+      reason: DatabaseReady
+      type: Normal
+      reportingController: db.example.com/operator
+      regarding: {apiVersion: db.example.com/v1, kind: Database}
+      on: [create]
+      keyFrom: {label: example.com/widget}
+onReconcile:
+  configMaps:
+    - name: "${self.metadata.name}-out"
+      data: {observed: "${self.metadata.name}"}
+`))
+	ns := h.ns
+	for _, n := range []string{"a", "b"} {
+		create(t, widget(ns, n, map[string]any{}))
+		converged(t, ns, n)
+	}
+	h.idle("widget")
+	a0, b0 := h.client.getsOf("a"), h.client.getsOf("b")
+	event := func(name, reason, kind string) *eventsv1.Event {
+		return &eventsv1.Event{
+			ObjectMeta:          metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"example.com/widget": "a"}},
+			EventTime:           metav1.NewMicroTime(time.Now()),
+			Reason:              reason,
+			Type:                corev1.EventTypeNormal,
+			Action:              "Provision",
+			ReportingController: "db.example.com/operator",
+			ReportingInstance:   "db-0",
+			Regarding:           corev1.ObjectReference{APIVersion: "db.example.com/v1", Kind: kind, Name: "main", Namespace: ns},
+		}
+	}
+	// Differing in the reason, or in the kind it is about: nothing.
+	create(t, event("other-reason", "DatabaseFailed", "Database"))
+	create(t, event("other-kind", "DatabaseReady", "Table"))
+	never(t, 2*time.Second, "Events that do not match reconcile nothing", func() error {
+		if a, b := h.client.getsOf("a"), h.client.getsOf("b"); a != a0 || b != b0 {
+			return fmt.Errorf("a reconciled %d times, b %d", a-a0, b-b0)
+		}
+		return nil
+	})
+	create(t, event("ready", "DatabaseReady", "Database"))
+	eventually(t, "the matching Event to reconcile a", func() error {
+		if h.client.getsOf("a") == a0 {
+			return fmt.Errorf("a not reconciled")
+		}
+		return nil
+	})
+	h.idle("widget")
+	if b := h.client.getsOf("b"); b != b0 {
+		t.Errorf("b was reconciled %d times by an Event keyed to a", b-b0)
+	}
+}
+
+// observe.watch with on: [delete] (27-watch.md): creating and changing the
+// watched object reconciles nothing, deleting it reconciles the keyed
+// custom resource.
+func TestObservedWatchOnDeleteOnly(t *testing.T) {
+	h := startOperator(t, widgetPlan(t, `
+observe:
+  watch:
+    - apiVersion: v1
+      kind: ConfigMap
+      name: flag
+      on: [delete]
+      keyFrom: {name: singleton}
+onReconcile:
+  configMaps:
+    - name: "${self.metadata.name}-out"
+      data: {observed: "${self.metadata.name}"}
+`))
+	ns := h.ns
+	create(t, widget(ns, "singleton", map[string]any{}))
+	converged(t, ns, "singleton")
+	h.idle("widget")
+	s0 := h.client.getsOf("singleton")
+	flag := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "flag", Namespace: ns}, Data: map[string]string{"v": "1"}}
+	create(t, flag)
+	flag.Data["v"] = "2"
+	if err := k8s.Update(t.Context(), flag); err != nil {
+		t.Fatal(err)
+	}
+	never(t, 2*time.Second, "creating and updating the watched ConfigMap reconciles nothing", func() error {
+		if s := h.client.getsOf("singleton"); s != s0 {
+			return fmt.Errorf("singleton reconciled %d times", s-s0)
+		}
+		return nil
+	})
+	if err := k8s.Delete(t.Context(), flag); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "deleting the watched ConfigMap to reconcile singleton", func() error {
+		if h.client.getsOf("singleton") == s0 {
+			return fmt.Errorf("not reconciled")
+		}
+		return nil
+	})
+}
