@@ -25,6 +25,7 @@ var LayoutMoves = []Move{
 	{"allowedNamespaces", "operatorBox.runtime.allowedNamespaces"},
 	{"operatorBox.finalizers", "operatorBox.runtime.finalizers"},
 	{"operatorBox.status", "operatorBox.emit.status"},
+	{"operatorBox.watch", "operatorBox.observe.watch"},
 }
 
 // Key is the moved key's own name.

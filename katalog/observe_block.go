@@ -74,8 +74,10 @@ func (d *decoder) observations(box *OperatorBox, o object, path string) {
 		old, oldOK := o[key]
 		inline, inOK := oo[key]
 		switch {
+		case inOK && oldOK && key == "watch":
+			d.writtenTwice(inline.key, opath+".watch", moveOf("operatorBox.observe", "watch"), d.pos(old.key))
 		case inOK && oldOK:
-			d.errorf(inline.key, opath+"."+key, "%s is declared twice: at %s (%s.%s) and here; keep one", key, d.pos(old.key), path, key)
+			d.errorf(inline.key, opath+"."+key, "%s is written both here and at %s (%s.%s); keep one", key, d.pos(old.key), path, key)
 		case inOK:
 			d.observationList(box, key, inline.value, opath+"."+key)
 		case oldOK:

@@ -57,8 +57,8 @@ cross:
   - {crd: site, as: other}
 `)
 	wantDiags(t, diags,
-		`20:11: [site] operatorBox.observe.cross: cross is declared twice: at KATALOG:22:9 (operatorBox.cross) and here; keep one`,
-		`18:11: [site] operatorBox.observe.watch: watch is declared twice: at KATALOG:15:9 (operatorBox.watch) and here; keep one`)
+		`20:11: [site] operatorBox.observe.cross: cross is written both here and at KATALOG:22:9 (operatorBox.cross); keep one`,
+		`18:11: [site] operatorBox.observe.watch: watch is written both here and at KATALOG:15:9 (operatorBox.watch, the flat layout); keep one (operatorBox.observe.watch is the newer layout)`)
 }
 
 // observe.events (documentation/reference/schema/02-katalog/28-events.md):

@@ -101,3 +101,41 @@ func TestRelayoutErrors(t *testing.T) {
 		})
 	}
 }
+
+// operatorBox.watch moves to operatorBox.observe.watch (upstream v0.7.18,
+// orkspace/orkestra documentation/reference/schema/02-katalog/27-watch.md)
+// and back, beside an observe.events block that stays.
+func TestRelayoutMovesWatchIntoObserve(t *testing.T) {
+	flat := layoutHead + `    site:
+      apiTypes: {group: g, version: v1, kind: Site}
+      operatorBox:
+        watch:
+          - {apiVersion: v1, kind: ConfigMap}
+        observe:
+          events:
+            ready: {reason: Ready}
+`
+	newest := layoutHead + `    site:
+      apiTypes: {group: g, version: v1, kind: Site}
+      operatorBox:
+        observe:
+          events:
+            ready: {reason: Ready}
+          watch:
+            - {apiVersion: v1, kind: ConfigMap}
+`
+	out, moved, err := Relayout("k.yaml", []byte(flat), LayoutNewest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != newest || len(moved) != 1 || moved[0].To != "operatorBox.observe.watch" {
+		t.Fatalf("newest (moved %+v):\n%s\nwant:\n%s", moved, out, newest)
+	}
+	back, _, err := Relayout("k.yaml", out, LayoutFlat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(back) != flat {
+		t.Errorf("back to flat:\n%s\nwant:\n%s", back, flat)
+	}
+}
