@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -115,4 +116,61 @@ onReconcile:
 		}
 		return nil
 	})
+}
+
+// examples/observe, the newest layout end to end: a Backup is reconciled by
+// the Event of its database and by the deletion of the shared policy, not
+// by the policy's data edits nor by its own relabelling.
+func TestObserveExample(t *testing.T) {
+	h := startOperator(t, loadPlan(t, filepath.Join("..", "examples", "observe", "katalog.yaml")))
+	ns := h.ns
+	b := readExample(t, ns, "observe", "backup.yaml")
+	create(t, b)
+	outIs(t, ns, "nightly-schedule", "database", "orders")
+	policy := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "backup-policy", Namespace: ns}, Data: map[string]string{"keep": "7"}}
+	create(t, policy)
+	h.idle("backup")
+	n0 := h.client.getsOf("nightly")
+	unchanged := func(what string) {
+		t.Helper()
+		never(t, 2*time.Second, what+" reconciles nothing", func() error {
+			if n := h.client.getsOf("nightly"); n != n0 {
+				return fmt.Errorf("reconciled %d times", n-n0)
+			}
+			return nil
+		})
+	}
+	reconciled := func(what string) {
+		t.Helper()
+		eventually(t, what+" to reconcile nightly", func() error {
+			if h.client.getsOf("nightly") == n0 {
+				return fmt.Errorf("not reconciled")
+			}
+			return nil
+		})
+		h.idle("backup")
+		n0 = h.client.getsOf("nightly")
+	}
+	policy.Data["keep"] = "14"
+	if err := k8s.Update(t.Context(), policy); err != nil {
+		t.Fatal(err)
+	}
+	live := readExample(t, ns, "observe", "backup.yaml")
+	mustGet(t, ns, "nightly", live)
+	live.SetLabels(map[string]string{"tier": "gold"})
+	if err := k8s.Update(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+	unchanged("a data edit of the policy and a relabelled Backup")
+	create(t, &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders-ready", Namespace: ns, Labels: map[string]string{"examples.orkestra.io/backup": "nightly"}},
+		EventTime:  metav1.NewMicroTime(time.Now()), Reason: "DatabaseReady", Type: corev1.EventTypeNormal, Action: "Start",
+		ReportingController: "db.example.com/operator", ReportingInstance: "db-0",
+		Regarding: corev1.ObjectReference{APIVersion: "db.example.com/v1", Kind: "Database", Name: "orders", Namespace: ns},
+	})
+	reconciled("the database's DatabaseReady Event")
+	if err := k8s.Delete(t.Context(), policy); err != nil {
+		t.Fatal(err)
+	}
+	reconciled("deleting the policy")
 }

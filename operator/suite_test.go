@@ -71,6 +71,7 @@ Build or find them with the project's script and export the directory:
 			filepath.Join("..", "examples", "website", "crd.yaml"),
 			filepath.Join("..", "examples", "legacy-website", "crd.yaml"),
 			filepath.Join("..", "examples", "state-machine", "crd.yaml"),
+			filepath.Join("..", "examples", "observe", "crd.yaml"),
 		},
 		ErrorIfCRDPathMissing: true,
 	}
