@@ -45,7 +45,7 @@ func mentionsLastApplied(e *katalog.CRDEntry, notes []*katalog.Note) bool {
 // expression may stand in: every string value and map key of its resources
 // (key=true for keys), conditions (legacy condition fields included),
 // readyWhen, forEach fields, status fields and conditions, preReconcile
-// gates and normalize values —
+// gates, watches' enqueueGates and normalize values —
 // or of one of notes.
 func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text string, key bool) bool) bool {
 	found := false
@@ -125,6 +125,12 @@ func entryMentions(e *katalog.CRDEntry, notes []*katalog.Note, match func(text s
 	if g := e.Box.Gates; g != nil {
 		for _, w := range []*katalog.When{g.ReconcileWhen, g.ReconcileOr, g.EnqueueWhen, g.EnqueueOr} {
 			when(w)
+		}
+	}
+	for _, o := range e.Box.Observations {
+		if g := o.Gate; g != nil {
+			when(g.When)
+			when(g.Or)
 		}
 	}
 	if cl := e.Box.Cleanup; cl != nil {

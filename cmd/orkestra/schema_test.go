@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	yamlv3 "gopkg.in/yaml.v3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -38,9 +40,15 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 	return s
 }
 
+// validateYAML reads data as the loader and editors do (YAML 1.2, yaml.v3:
+// a key `on:` is the string "on", where YAML 1.1 readers make it true).
 func validateYAML(t *testing.T, s *jsonschema.Schema, data []byte) error {
 	t.Helper()
-	j, err := yaml.YAMLToJSON(data)
+	var v any
+	if err := yamlv3.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	j, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
