@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +26,11 @@ import (
 // the cluster differs.
 type Direct struct {
 	op *Operator
+	// seen holds, per custom resource of an entry declaring sentinels, the
+	// metadata of the version its last reconcile saw: without informer
+	// events, a change is told from it (sentinels).
+	seenMu sync.Mutex
+	seen   map[string]metav1.Object
 }
 
 // DirectOptions say how the reconcilers reach the cluster.
@@ -90,7 +98,35 @@ func (d *Direct) Reconcile(ctx context.Context, entry string, key types.Namespac
 	if !ok || !e.entry.Reconciles {
 		return reconcile.Result{}, fmt.Errorf("katalog entry %s does not reconcile here (unknown, disabled, or not the storage version)", entry)
 	}
+	if len(e.entry.Sentinels) > 0 && !d.admit(ctx, e, key) {
+		return reconcile.Result{}, nil
+	}
 	return e.Reconcile(ctx, reconcile.Request{NamespacedName: key})
+}
+
+// admit does for a Direct reconcile what the informer's admission does: the
+// sentinels of the change since the version the last reconcile saw (none
+// seen: an empty object), and preReconcile's enqueue gate over them; false
+// when the gate drops the change.
+func (d *Direct) admit(ctx context.Context, e *entryController, key types.NamespacedName) bool {
+	cr := e.crObject()
+	if err := e.client.Get(ctx, key, cr); err != nil {
+		return true // the reconcile reports it, or finds it gone
+	}
+	id := e.entry.Name + "/" + key.String()
+	d.seenMu.Lock()
+	if d.seen == nil {
+		d.seen = map[string]metav1.Object{}
+	}
+	old := d.seen[id]
+	d.seen[id] = &unstructured.Unstructured{Object: map[string]any{"metadata": runtime.DeepCopyJSONValue(cr.Object["metadata"])}}
+	d.seenMu.Unlock()
+	vals := computeSentinels(e.entry.Sentinels, old, cr)
+	if !e.enqueues(cr, vals) {
+		return false
+	}
+	e.sentinels.add(key, vals)
+	return true
 }
 
 // ownerIndexByLabel serves the cache's owner index (ownerIndex) from a

@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -59,5 +61,60 @@ func TestDirect(t *testing.T) {
 	}
 	if _, err := op.Direct(DirectOptions{Client: k8s, Mapper: k8s.RESTMapper()}); err == nil {
 		t.Error("a second Direct on one Operator must be refused")
+	}
+}
+
+// Without informers, Direct tells a change from the version its last
+// reconcile saw: with enqueueGate.sentinels [generationChanged] (upstream
+// pkg/runtime/sentinel), a cycle in which the spec did not change
+// reconciles nothing, the first one and one after a spec change do.
+func TestDirectSentinels(t *testing.T) {
+	plan := widgetPlan(t, `
+preReconcile:
+  sentinels: [generationChanged]
+  enqueueGate:
+    sentinels: [generationChanged]
+onReconcile:
+  configMaps:
+    - name: "${self.metadata.name}-out"
+      data: {image: "${self.spec.?image.orValue('none')}"}
+`)
+	op := New(plan, Options{Registry: prometheus.NewRegistry()})
+	d, err := op.Direct(DirectOptions{Client: k8s, Mapper: k8s.RESTMapper()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	create(t, widget(ns, "w", map[string]any{"image": "a"}))
+	key := types.NamespacedName{Namespace: ns, Name: "w"}
+	ctx := context.Background()
+	cycle := func() {
+		t.Helper()
+		if _, err := d.Reconcile(ctx, "widget", key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := func() string {
+		var cm corev1.ConfigMap
+		if err := get(ns, "w-out", &cm); err != nil {
+			return "absent"
+		}
+		return cm.Data["image"]
+	}
+	cycle()
+	if got := out(); got != "a" {
+		t.Fatalf("first cycle: %s", got)
+	}
+	if err := k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "w-out", Namespace: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	cycle()
+	if got := out(); got != "absent" {
+		t.Fatalf("a cycle without a spec change reconciled: %s", got)
+	}
+	updateWidget(t, ns, "w", func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "b", "spec", "image") })
+	cycle()
+	if got := out(); got != "b" {
+		t.Fatalf("a cycle after a spec change: %s", got)
 	}
 }
