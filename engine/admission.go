@@ -216,9 +216,10 @@ func (c *compiler) notInSchema(sc compileScope, pos katalog.Pos, field string, p
 // walkSchema walks path in s: the schema at its end (nil below a field
 // without a schema), or, when a step is not declared where the schema
 // keeps no unknown fields, the path up to that step and the schema that
-// lacks it. mapKeys: a step into a map (additionalProperties) is a key,
-// which any object may hold.
-func walkSchema(s *structuralschema.Structural, path []string, mapKeys bool) (at *structuralschema.Structural, pruned []string) {
+// lacks it. kept: what the API server keeps counts as declared — a key of
+// a map (additionalProperties), a field below x-kubernetes-preserve-unknown-
+// fields beside declared ones.
+func walkSchema(s *structuralschema.Structural, path []string, kept bool) (at *structuralschema.Structural, pruned []string) {
 	for i, seg := range path {
 		if s == nil || s.XPreserveUnknownFields && len(s.Properties) == 0 {
 			return nil, nil
@@ -228,10 +229,10 @@ func walkSchema(s *structuralschema.Structural, path []string, mapKeys bool) (at
 			if i == 1 && path[0] == "metadata" {
 				return &structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}, nil
 			}
-			if s.XPreserveUnknownFields {
+			if kept && s.XPreserveUnknownFields {
 				return nil, nil
 			}
-			if ap := s.AdditionalProperties; mapKeys && ap != nil && (ap.Bool || ap.Structural != nil) {
+			if ap := s.AdditionalProperties; kept && ap != nil && (ap.Bool || ap.Structural != nil) {
 				s = ap.Structural
 				continue
 			}
