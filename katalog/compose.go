@@ -232,9 +232,9 @@ func (d *decoder) resolveInputs(r *Resource) {
 		d.errorAt(r.RotateAfterPos, r.path+".rotateAfter", "rotateAfter is read when the katalog loads, so it is a duration (90s, 12h, 7d, …) or one input the import binds to one; %s is neither", r.rotateAfterExpr)
 		return
 	}
-	dur, err := ParseDuration(s)
+	dur, err := ParseLifetime(s)
 	if err != nil {
-		d.errorAt(r.RotateAfterPos, r.path+".rotateAfter", "input %s: %v", r.rotateAfterExpr, err)
+		d.errorAt(r.RotateAfterPos, r.path+".rotateAfter", "input %s: %v (or never)", r.rotateAfterExpr, err)
 		return
 	}
 	r.RotateAfter, r.rotateAfterExpr = dur, ""

@@ -7,13 +7,26 @@ import (
 	"time"
 )
 
+// ParseLifetime is ParseDuration for a lifetime (rotateAfter): "never"
+// means it never ends, and returns 0 as the empty string does.
+func ParseLifetime(s string) (time.Duration, error) {
+	if strings.TrimSpace(s) == "never" {
+		return 0, nil
+	}
+	return ParseDuration(s)
+}
+
 // ParseDuration parses the durations katalogs use: Go durations (90s, 1h30m)
 // plus the upstream units d (day), w (week), mo (30 days) and y (365 days).
-// "never" and "" return 0.
+// "" returns 0; "never" is an error: where a duration is required, reading
+// it as 0 would mean the key's default or at once, never "never".
 func ParseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
-	if s == "" || s == "never" {
+	if s == "" {
 		return 0, nil
+	}
+	if s == "never" {
+		return 0, fmt.Errorf("never is not a duration here: this key needs one (e.g. 90s, 15m, 12h, 7d); only rotateAfter reads never (it never rotates)")
 	}
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {
@@ -33,5 +46,5 @@ func ParseDuration(s string) (time.Duration, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("%q is not a duration; write e.g. 90s, 15m, 12h, 7d, 2w, 3mo, 1y or never", s)
+	return 0, fmt.Errorf("%q is not a duration; write e.g. 90s, 15m, 12h, 7d, 2w, 3mo or 1y", s)
 }

@@ -53,7 +53,7 @@ func TestLiveInputLoadErrors(t *testing.T) {
 		{"external name twice", "onCreate:\n  external:\n    - {name: a, url: 'http://x'}\nonReconcile:\n  external:\n    - {name: a, url: 'http://y'}\n",
 			[]string{`20:22: [site] operatorBox.onReconcile.external[0].name: an external call named "a" is already declared at KATALOG:17:22; names are the entry's, whatever the hook`}},
 		{"external timeout", "onReconcile:\n  external:\n    - {name: a, url: 'http://x', timeout: soon}\n",
-			[]string{`17:51: [site] operatorBox.onReconcile.external[0].timeout: "soon" is not a duration; write e.g. 90s, 15m, 12h, 7d, 2w, 3mo, 1y or never`}},
+			[]string{`17:51: [site] operatorBox.onReconcile.external[0].timeout: "soon" is not a duration; write e.g. 90s, 15m, 12h, 7d, 2w, 3mo or 1y`}},
 		{"external schema not structural", "onReconcile:\n  external:\n    - name: a\n      url: 'http://x'\n      schema: {type: object, properties: {n: {}}}\n",
 			[]string{`19:23: [site] operatorBox.onReconcile.external[0].schema: schema is not structural (every field needs a type, as in a CRD)`}},
 		{"external secret named by an expression", "onReconcile:\n  external:\n    - name: a\n      url: 'http://x'\n      auth: {secretRef: {name: '{{ .metadata.name }}'}}\n",

@@ -224,7 +224,7 @@ func TestLoadExamples(t *testing.T) {
 }
 
 func TestParseDuration(t *testing.T) {
-	for in, want := range map[string]string{"90s": "1m30s", "7d": "168h0m0s", "2w": "336h0m0s", "1mo": "720h0m0s", "1y": "8760h0m0s", "never": "0s"} {
+	for in, want := range map[string]string{"90s": "1m30s", "7d": "168h0m0s", "2w": "336h0m0s", "1mo": "720h0m0s", "1y": "8760h0m0s"} {
 		d, err := ParseDuration(in)
 		if err != nil || d.String() != want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %s", in, d, err, want)
@@ -232,5 +232,26 @@ func TestParseDuration(t *testing.T) {
 	}
 	if _, err := ParseDuration("-5m"); err == nil {
 		t.Error("negative durations must fail")
+	}
+	// never is a lifetime (rotateAfter), not a duration.
+	if d, err := ParseLifetime("never"); err != nil || d != 0 {
+		t.Errorf("ParseLifetime(never) = %v, %v; want 0", d, err)
+	}
+	if _, err := ParseDuration("never"); err == nil || !strings.Contains(err.Error(), "never is not a duration here") {
+		t.Errorf("ParseDuration(never): %v", err)
+	}
+}
+
+// Where a duration is required, never is an error naming the key; where
+// it is a lifetime (rotateAfter) it keeps its meaning.
+func TestNeverWhereADurationIsRequired(t *testing.T) {
+	p := writeKatalog(t, header+entry+"      resync: never\n")
+	_, diags := Load(p)
+	if errs := diags.Errors(); len(errs) == 0 || !strings.Contains(errs[0].Error(), "14:15: [site] resync: never is not a duration here: this key needs one") {
+		t.Errorf("resync: never: %v", errs)
+	}
+	k, diags := Load(writeKatalog(t, header+entry+"      operatorBox:\n        onCreate:\n          secrets:\n            - name: s\n              once: true\n              rotateAfter: never\n              data: {k: v}\n"))
+	if diags.HasErrors() || k.CRDs[0].Box.Hooks[OnCreate].Resources[0].RotateAfter != 0 {
+		t.Errorf("rotateAfter: never: %v", diags)
 	}
 }

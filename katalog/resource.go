@@ -57,9 +57,9 @@ func (d *decoder) resource(hook, kind string, index int, n *yaml.Node, path stri
 				r.rotateAfterExpr = s
 				continue
 			}
-			dur, err := ParseDuration(d.str(v, fpath))
+			dur, err := ParseLifetime(d.str(v, fpath))
 			if err != nil {
-				d.errorf(v, fpath, "%v", err)
+				d.errorf(v, fpath, "%v (or never)", err)
 			}
 			r.RotateAfter = dur
 		default:

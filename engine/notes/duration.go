@@ -15,7 +15,8 @@ func duration(s string) (time.Duration, bool) {
 	if s == "" {
 		return 0, false
 	}
-	d, err := katalog.ParseDuration(s)
+	// never reads as 0 here, as rotateAfter reads it.
+	d, err := katalog.ParseLifetime(s)
 	return d, err == nil
 }
 
