@@ -97,6 +97,31 @@ func (d *decoder) observations(box *OperatorBox, o object, path string) {
 	for _, name := range names {
 		d.event(box, name, events[name], opath+".events."+name)
 	}
+	d.duplicateWatches(box)
+}
+
+// duplicateWatches reports two watches of the same objects (apiVersion,
+// kind, namespace and name), which upstream's validation rejects
+// (27-watch.md, "Duplicate watch identities are rejected").
+func (d *decoder) duplicateWatches(box *OperatorBox) {
+	seen := map[string]*Observation{}
+	lit := func(v *Value) string {
+		if v == nil {
+			return ""
+		}
+		return v.Str
+	}
+	for _, ob := range box.Observations {
+		if ob.Exposed() || ob.Event != nil || ob.Kind == "" {
+			continue
+		}
+		id := ob.APIVersion + "/" + ob.Kind + "/" + lit(ob.Namespace) + "/" + lit(ob.Name)
+		if prev, dup := seen[id]; dup {
+			d.errorAt(ob.Pos, ob.Field, "watches the same objects as %s (%s): merge the two (list both events under on:)", prev.Field, prev.Pos)
+			continue
+		}
+		seen[id] = ob
+	}
 }
 
 // observeInclude reads observe.include: a file holding watch:, cross: and

@@ -144,3 +144,16 @@ func TestObserveInclude(t *testing.T) {
 		t.Errorf("included %v", k.Included)
 	}
 }
+
+// Two watches of the same objects are rejected, as upstream's validation
+// does (27-watch.md); a different name or namespace is another watch.
+func TestObserveDuplicateWatch(t *testing.T) {
+	_, _, diags := loadBox(t, `
+observe:
+  watch:
+    - {apiVersion: v1, kind: ConfigMap, name: a, on: [create]}
+    - {apiVersion: v1, kind: ConfigMap, name: b}
+    - {apiVersion: v1, kind: ConfigMap, name: a, on: [delete]}
+`)
+	wantDiags(t, diags, `19:15: [site] operatorBox.observe.watch[2]: watches the same objects as operatorBox.observe.watch[0] (KATALOG:17:15): merge the two (list both events under on:)`)
+}
