@@ -98,22 +98,7 @@ func (d *decoder) crossSource(f field, path string) *CrossSource {
 	d.crossAuth(s, o, path)
 	s.Timeout = d.durationKey(o, "timeout", path, s.Timeout, 10*time.Minute)
 	s.CacheFor = d.durationKey(o, "cacheFor", path, s.CacheFor, 24*time.Hour)
-	if r, ok := o["retries"]; ok {
-		if n, ok := d.integer(r.value, path+".retries"); ok {
-			if n < 0 || n > 10 {
-				d.errorf(r.value, path+".retries", "retries must be between 0 and 10, got %d", n)
-			}
-			s.Retries = n
-		}
-	}
-	if m, ok := o["maxBytes"]; ok {
-		if n, ok := d.integer(m.value, path+".maxBytes"); ok {
-			if n < 1 || n > MaxExternalMaxBytes {
-				d.errorf(m.value, path+".maxBytes", "maxBytes must be between 1 and %d (16 MiB), got %d", MaxExternalMaxBytes, n)
-			}
-			s.MaxBytes = int64(n)
-		}
-	}
+	d.callLimits(o, path, &s.Retries, &s.MaxBytes)
 	if sc, ok := o["schema"]; ok {
 		if s.Endpoint == nil {
 			d.errorf(sc.key, path+".schema", "schema types an endpoint's answer; the %s route of host: answers with its own type", s.Protocol)

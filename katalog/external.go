@@ -156,22 +156,7 @@ func (d *decoder) external(box *OperatorBox, hook string, n *yaml.Node, path str
 		if f, ok := o["continueOnError"]; ok {
 			c.ContinueOnError = d.boolean(f.value, ipath+".continueOnError")
 		}
-		if f, ok := o["retries"]; ok {
-			if r, ok := d.integer(f.value, ipath+".retries"); ok {
-				if r < 0 || r > 10 {
-					d.errorf(f.value, ipath+".retries", "retries must be between 0 and 10, got %d", r)
-				}
-				c.Retries = r
-			}
-		}
-		if f, ok := o["maxBytes"]; ok {
-			if m, ok := d.integer(f.value, ipath+".maxBytes"); ok {
-				if m < 1 || m > MaxExternalMaxBytes {
-					d.errorf(f.value, ipath+".maxBytes", "maxBytes must be between 1 and %d (16 MiB), got %d", MaxExternalMaxBytes, m)
-				}
-				c.MaxBytes = int64(m)
-			}
-		}
+		d.callLimits(o, ipath, &c.Retries, &c.MaxBytes)
 		if f, ok := o["when"]; ok {
 			c.When = d.when(f.value, ipath+".when")
 		}
@@ -257,6 +242,27 @@ func (d *decoder) externalAuth(f field, path string) *ExternalAuth {
 }
 
 // durationKey decodes o[key] as a duration between 0 (exclusive) and max.
+// callLimits reads the retries and maxBytes of an HTTP read (an external
+// call, a cross read with source:) into the given fields when written.
+func (d *decoder) callLimits(o object, path string, retries *int, maxBytes *int64) {
+	if f, ok := o["retries"]; ok {
+		if r, ok := d.integer(f.value, path+".retries"); ok {
+			if r < 0 || r > 10 {
+				d.errorf(f.value, path+".retries", "retries must be between 0 and 10, got %d", r)
+			}
+			*retries = r
+		}
+	}
+	if f, ok := o["maxBytes"]; ok {
+		if m, ok := d.integer(f.value, path+".maxBytes"); ok {
+			if m < 1 || m > MaxExternalMaxBytes {
+				d.errorf(f.value, path+".maxBytes", "maxBytes must be between 1 and %d (16 MiB), got %d", MaxExternalMaxBytes, m)
+			}
+			*maxBytes = int64(m)
+		}
+	}
+}
+
 func (d *decoder) durationKey(o object, key, path string, def, max time.Duration) time.Duration {
 	f, ok := o[key]
 	if !ok {
