@@ -87,6 +87,8 @@ type ConvertHandler struct {
 	conv        Converter
 	kinds       KindHandler
 	metaReader  MetadataReader
+	annotating  AnnotatingConverter // nil: Convert
+	apartKey    string
 	max         int64
 	budget      *budget
 	bodyTimeout time.Duration
@@ -120,6 +122,9 @@ func NewConvertHandler(conv Converter, opts ConvertOptions) *ConvertHandler {
 	}
 	h.kinds, _ = conv.(KindHandler)
 	h.metaReader, _ = conv.(MetadataReader)
+	if ac, ok := conv.(AnnotatingConverter); ok && ac.ApartAnnotation() != "" {
+		h.annotating, h.apartKey = ac, ac.ApartAnnotation()
+	}
 	if len(opts.Served) > 0 {
 		h.served = map[schema.GroupKind][]string{}
 		for _, gvk := range opts.Served {
@@ -312,6 +317,19 @@ type objectConversion struct {
 	// the metrics of the previous object, usually the same pair
 	lastKey  pairKey
 	lastPair *pairMetrics
+	// whether the converter handles the previous object's kind, usually
+	// this one's
+	handledSet bool
+	handledGK  schema.GroupKind
+	handled    bool
+}
+
+// handles reports whether the converter handles gk (KindHandler).
+func (c *objectConversion) handles(gk schema.GroupKind) bool {
+	if !c.handledSet || gk != c.handledGK {
+		c.handledSet, c.handledGK, c.handled = true, gk, c.h.kinds.Handles(gk)
+	}
+	return c.handled
 }
 
 // objectID names an object in messages: Kind namespace/name. It is read
@@ -434,18 +452,18 @@ func (c *objectConversion) convertObject(out []byte, raw []byte, rawMeta []rawMe
 	if gv.Group != c.desiredGV.Group {
 		return out, failf("conversion cannot change the API group")
 	}
-	if c.h.kinds != nil && !c.h.kinds.Handles(gk) {
+	if c.h.kinds != nil && !c.handles(gk) {
 		return out, failf("no conversion is declared for %s", gk)
 	}
 	snap := c.snapshot(u)
-	res, err := c.h.safeConvert(u, c.desired)
+	res, a, err := c.h.safeConvert(u, c.desired)
 	if err != nil && len(rawMeta) > 0 {
 		// The converter's message names the object, whose name was left
 		// undecoded: the object decoded whole gets the message it would.
 		if whole, derr := jsonval.NewDecoder(raw).MapValue(); derr == nil {
 			u, rawMeta = &unstructured.Unstructured{Object: whole}, nil
 			snap = c.snapshot(u)
-			res, err = c.h.safeConvert(u, c.desired)
+			res, a, err = c.h.safeConvert(u, c.desired)
 		}
 	}
 	if err != nil {
@@ -460,12 +478,16 @@ func (c *objectConversion) convertObject(out []byte, raw []byte, rawMeta []rawMe
 	if err := checkRaw(res, rawMeta); err != nil {
 		return out, failf("%v", err)
 	}
-	if err := checkResult(snap, res, u); err != nil {
+	if a.key != "" && !a.fits(res.Object) {
+		a.into(res.Object)
+		a = apart{}
+	}
+	if err := checkResult(snap, res, a); err != nil {
 		return out, failf("%v", err)
 	}
 	res.Object["apiVersion"] = c.desired
 	mark := len(out)
-	out, err = appendObject(out, res.Object, rawMeta)
+	out, err = appendObject(out, res.Object, rawMeta, a)
 	if err != nil {
 		return out[:mark], failf("encoding the converted object: %v", err)
 	}
@@ -481,14 +503,24 @@ func (h *ConvertHandler) servedKinds() string {
 	return strings.Join(s, "; ")
 }
 
-func (h *ConvertHandler) safeConvert(u *unstructured.Unstructured, desired string) (res *unstructured.Unstructured, err error) {
+// safeConvert converts u, and returns the annotation the converter kept
+// apart, if any (apart.go).
+func (h *ConvertHandler) safeConvert(u *unstructured.Unstructured, desired string) (res *unstructured.Unstructured, a apart, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error(fmt.Errorf("%v", r), "converter panicked", "stack", string(debug.Stack()))
-			res, err = nil, fmt.Errorf("internal error: the converter panicked: %v", r)
+			res, a, err = nil, apart{}, fmt.Errorf("internal error: the converter panicked: %v", r)
 		}
 	}()
-	return h.conv.Convert(u, desired)
+	if h.annotating == nil {
+		res, err = h.conv.Convert(u, desired)
+		return res, apart{}, err
+	}
+	res, a.value, err = h.annotating.ConvertApart(u, desired)
+	if a.value != "" {
+		a.key = h.apartKey
+	}
+	return res, a, err
 }
 
 // The metadata guard. The API server rejects a converted object whose

@@ -59,8 +59,9 @@ func appendStrings(buf []metaField, v any) []metaField {
 }
 
 // checkResult compares the converted object's kind and metadata with the
-// snapshot of the original.
-func checkResult(s metaSnapshot, res, orig *unstructured.Unstructured) error {
+// snapshot of the original; a is the annotation the converter returned
+// apart (apart.go), checked as if the object held it.
+func checkResult(s metaSnapshot, res *unstructured.Unstructured, a apart) error {
 	if !jsonval.Equal(res.Object["kind"], s.kind) {
 		return fmt.Errorf("the converter changed kind from %v to %v; a conversion keeps the kind", s.kind, res.Object["kind"])
 	}
@@ -80,10 +81,10 @@ func checkResult(s metaSnapshot, res, orig *unstructured.Unstructured) error {
 				return fmt.Errorf("the converter added metadata.%s to an object without metadata; a conversion may change only metadata.labels and metadata.annotations", k)
 			}
 		}
-		if err := checkStringMap(meta, "labels", nil); err != nil {
+		if err := checkStringMap(meta, "labels", nil, apart{}); err != nil {
 			return err
 		}
-		return checkStringMap(meta, "annotations", nil)
+		return checkStringMap(meta, "annotations", nil, a)
 	}
 	for _, f := range s.fields {
 		v, ok := meta[f.key]
@@ -107,21 +108,22 @@ func checkResult(s metaSnapshot, res, orig *unstructured.Unstructured) error {
 			}
 		}
 	}
-	if err := checkStringMap(meta, "labels", s.labels); err != nil {
+	if err := checkStringMap(meta, "labels", s.labels, apart{}); err != nil {
 		return err
 	}
-	return checkStringMap(meta, "annotations", s.annots)
+	return checkStringMap(meta, "annotations", s.annots, a)
 }
 
 // checkStringMap checks that metadata.<name> is a map of strings, and
-// validates the entries that differ from the original.
-func checkStringMap(meta map[string]any, name string, orig []metaField) error {
+// validates the entries that differ from the original, with a in place of
+// the map's own entry for its key.
+func checkStringMap(meta map[string]any, name string, orig []metaField, a apart) error {
 	v, ok := meta[name]
-	if !ok || v == nil {
+	if (!ok || v == nil) && a.key == "" {
 		return nil
 	}
 	m, ok := v.(map[string]any)
-	if !ok {
+	if !ok && v != nil {
 		if ms, isStrings := v.(map[string]string); isStrings {
 			m = make(map[string]any, len(ms))
 			for k, s := range ms {
@@ -132,20 +134,29 @@ func checkStringMap(meta map[string]any, name string, orig []metaField) error {
 			return fmt.Errorf("metadata.%s must be a map of strings, got %T", name, v)
 		}
 	}
+	unchanged := func(k string, s string) bool {
+		return slices.ContainsFunc(orig, func(f metaField) bool { return f.key == k && f.value == s })
+	}
 	var changed []string
 	for k, val := range m {
+		if a.key != "" && k == a.key {
+			continue // a replaces it
+		}
 		s, isString := val.(string)
 		if !isString {
 			return fmt.Errorf("metadata.%s[%q] must be a string, got %s", name, k, brief(val))
 		}
-		if !slices.ContainsFunc(orig, func(f metaField) bool { return f.key == k && f.value == s }) {
+		if !unchanged(k, s) {
 			changed = append(changed, k)
 		}
+	}
+	if a.key != "" && !unchanged(a.key, a.value) {
+		changed = append(changed, a.key)
 	}
 	if len(changed) == 0 {
 		return nil
 	}
-	return validateMetaMap(name, m, changed)
+	return validateMetaMap(name, m, changed, a)
 }
 
 // brief prints a value for a message, cut to 80 bytes.

@@ -199,11 +199,11 @@ func (od *objectDecoder) decodeMeta(d *jsonval.Decoder, keys []string) (map[stri
 	return meta, rawRange{from, len(od.bufs.raw)}, err
 }
 
-// appendObject encodes a converted object whose metadata had raw members:
-// they go back in beside the decoded ones, keys sorted, as jsonval.Append
-// writes the whole object.
-func appendObject(b []byte, obj map[string]any, raw []rawMember) ([]byte, error) {
-	if len(raw) == 0 {
+// appendObject encodes a converted object whose metadata had raw members
+// or gets annotation a: they go in beside the decoded members, keys
+// sorted, as jsonval.Append writes the whole object.
+func appendObject(b []byte, obj map[string]any, raw []rawMember, a apart) ([]byte, error) {
+	if len(raw) == 0 && a.key == "" {
 		return jsonval.Append(b, obj)
 	}
 	var arr [16]member
@@ -211,25 +211,34 @@ func appendObject(b []byte, obj map[string]any, raw []rawMember) ([]byte, error)
 	for k, v := range obj {
 		m := member{key: k, value: v}
 		if k == "metadata" {
-			m.meta = raw // checkRaw saw a map
+			m.as = asMeta // a map: checkRaw and apart.fits saw to it
 		}
 		members = append(members, m)
 	}
-	return appendMembers(b, members)
+	return appendMembers(b, members, raw, a)
 }
 
-// member is a member of a converted object: decoded, raw, or metadata with
-// raw members.
+// member is a member of a converted object: decoded, raw, metadata (with
+// raw members and the apart annotation) or annotations (with it).
 type member struct {
 	key   string
 	value any
 	raw   []byte
-	meta  []rawMember
+	as    memberKind
 }
+
+type memberKind uint8
+
+const (
+	asValue memberKind = iota
+	asRaw
+	asMeta
+	asAnnotations
+)
 
 // appendMembers writes an object of members, sorted by key (insertion sort:
 // objects are small, and it does not allocate).
-func appendMembers(b []byte, members []member) ([]byte, error) {
+func appendMembers(b []byte, members []member, raw []rawMember, a apart) ([]byte, error) {
 	for i := 1; i < len(members); i++ {
 		for j := i; j > 0 && members[j].key < members[j-1].key; j-- {
 			members[j], members[j-1] = members[j-1], members[j]
@@ -244,11 +253,14 @@ func appendMembers(b []byte, members []member) ([]byte, error) {
 		b = jsonval.AppendString(b, m.key)
 		b = append(b, ':')
 		var err error
-		switch {
-		case m.raw != nil:
+		switch m.as {
+		case asRaw:
 			b = append(b, m.raw...)
-		case m.meta != nil:
-			b, err = appendMeta(b, m.value.(map[string]any), m.meta)
+		case asMeta:
+			b, err = appendMeta(b, m.value.(map[string]any), raw, a)
+		case asAnnotations:
+			ann, _ := m.value.(map[string]any)
+			b, err = appendAnnotations(b, ann, a)
 		default:
 			b, err = jsonval.Append(b, m.value)
 		}
@@ -259,16 +271,23 @@ func appendMembers(b []byte, members []member) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func appendMeta(b []byte, meta map[string]any, raw []rawMember) ([]byte, error) {
+func appendMeta(b []byte, meta map[string]any, raw []rawMember, a apart) ([]byte, error) {
 	var arr [16]member
 	members := arr[:0]
 	for k, v := range meta {
-		members = append(members, member{key: k, value: v})
+		m := member{key: k, value: v}
+		if k == "annotations" && a.key != "" {
+			m.as = asAnnotations // a map: apart.fits saw to it
+		}
+		members = append(members, m)
+	}
+	if _, ok := meta["annotations"]; !ok && a.key != "" {
+		members = append(members, member{key: "annotations", as: asAnnotations})
 	}
 	for _, r := range raw {
-		members = append(members, member{key: r.key, raw: r.raw})
+		members = append(members, member{key: r.key, raw: r.raw, as: asRaw})
 	}
-	return appendMembers(b, members)
+	return appendMembers(b, members, nil, a)
 }
 
 // checkRaw fails a converted object that wrote metadata the handler did not

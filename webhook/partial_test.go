@@ -33,6 +33,17 @@ func (w wholeMetadata) Convert(obj *unstructured.Unstructured, desired string) (
 
 func (w wholeMetadata) Handles(gk schema.GroupKind) bool { return w.c.Handles(gk) }
 
+// wholeApart decodes every object whole too, but takes the stash apart
+// (AnnotatingConverter): what it returns is written as the object is
+// encoded.
+type wholeApart struct{ wholeMetadata }
+
+func (w wholeApart) ApartAnnotation() string { return w.c.ApartAnnotation() }
+
+func (w wholeApart) ConvertApart(obj *unstructured.Unstructured, desired string) (*unstructured.Unstructured, string, error) {
+	return w.c.ConvertApart(obj, desired)
+}
+
 // partialCorpus is every katalog with conversions in the repository (the
 // webhook's, the conversion engine's fixtures and cookbook, the examples,
 // conformance's fixtures — one with a path that may fail)
@@ -195,7 +206,9 @@ func post(t *testing.T, h http.Handler, body []byte) []byte {
 // repository (and the peer strategies' when present), on documented and
 // generated objects carrying the API server's metadata, to every served
 // version and back again (the stash then rides along), the responses are
-// the same bytes — failures with the same message. With the request's
+// the same bytes — failures with the same message; so are those of a
+// handler that decodes it whole but takes the stash annotation apart
+// (apart.go), against Convert's objects. With the request's
 // objects indented (members copied as sent, spaces and all) they decode
 // to the same objects.
 func TestPartialMetadataConvertsAlike(t *testing.T) {
@@ -210,6 +223,7 @@ func TestPartialMetadataConvertsAlike(t *testing.T) {
 			conv := engineconversion.New(plan, engineconversion.Options{})
 			fast := NewConvertHandler(conv, ConvertOptions{Served: plan.Served()})
 			whole := NewConvertHandler(wholeMetadata{conv}, ConvertOptions{Served: plan.Served()})
+			apartOnly := NewConvertHandler(wholeApart{wholeMetadata{conv}}, ConvertOptions{Served: plan.Served()})
 			for i, obj := range objectsOf(t, plan, inputs[path]) {
 				u := unstructured.Unstructured{Object: obj}
 				gv, err := schema.ParseGroupVersion(u.GetAPIVersion())
@@ -236,6 +250,11 @@ func TestPartialMetadataConvertsAlike(t *testing.T) {
 					back := canonicalReview(t, u.GetAPIVersion(), r.Objects[0])
 					if got, want := post(t, fast, back), post(t, whole, back); !bytes.Equal(got, want) {
 						t.Fatalf("object %d back from %s: decoding only the metadata read gives\n%s\ndecoding it whole\n%s", i, to, got, want)
+					}
+					for _, b := range [][]byte{body, back} {
+						if got, want := post(t, apartOnly, b), post(t, whole, b); !bytes.Equal(got, want) {
+							t.Fatalf("object %d, %s: the stash written apart gives\n%s\nConvert's object\n%s", i, b, got, want)
+						}
 					}
 					indented, err := json.MarshalIndent(map[string]any{"apiVersion": ReviewV1, "kind": "ConversionReview",
 						"request": map[string]any{"uid": "partial", "desiredAPIVersion": desired, "objects": []any{obj}}}, "", "  ")

@@ -16,8 +16,9 @@ import (
 // keys are qualified names (case-insensitive for annotations), label values
 // valid label values, annotations 256 KiB at most in total. Only the entries
 // in changed are checked; valid keys are remembered, since a converter sets
-// the same few keys on every object.
-func validateMetaMap(name string, m map[string]any, changed []string) error {
+// the same few keys on every object. Annotation a, kept apart by the
+// converter (apart.go), stands in for m's entry with its key.
+func validateMetaMap(name string, m map[string]any, changed []string, a apart) error {
 	// The path is made only for an error: most converted objects have none.
 	path := func() *field.Path { return field.NewPath("metadata", name) }
 	var errs field.ErrorList
@@ -45,7 +46,12 @@ func validateMetaMap(name string, m map[string]any, changed []string) error {
 	if name == "annotations" {
 		size := 0
 		for k, v := range m {
-			size += len(k) + len(v.(string))
+			if a.key == "" || k != a.key {
+				size += len(k) + len(v.(string))
+			}
+		}
+		if a.key != "" {
+			size += len(a.key) + len(a.value)
 		}
 		if size > apivalidation.TotalAnnotationSizeLimitB {
 			errs = append(errs, field.TooLong(path(), "", apivalidation.TotalAnnotationSizeLimitB))

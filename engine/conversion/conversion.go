@@ -61,29 +61,78 @@ type Converter struct {
 	// converter applies them as the API server does before it computes
 	// the way back.
 	defaults map[*structuralschema.Structural]*defaultsTree
-	// apiVersions holds each path's target apiVersion as an interface
-	// value, made once: storing the string in an object would allocate.
-	apiVersions map[*engine.Path]any
+	// facts holds, per path, what applying it reads besides the object.
+	facts map[*engine.Path]*pathFacts
 	// routes holds, per conversion, engine.Conversion.Route of every
 	// version pair, made once (a CRD serves a few versions: a list).
-	routes map[*engine.Conversion][]route
+	routes map[*engine.Conversion][]*route
 	// metaKeys holds, per CRD, the metadata its conversions read (metakeys.go).
 	metaKeys map[schema.GroupKind]metaKeys
 }
 
+// route is engine.Conversion.Route(from, to) with what a hop along it
+// reads, worked out once: looking schemas up by version name on every
+// object cost more than the rest of a simple conversion.
 type route struct {
 	from, to string
 	paths    []*engine.Path
+	// back is the route to → from, nil where there is none
+	back *route
+	// skip holds the way back's identity leaves (Converter.identity) when
+	// both directions are single direct paths, else nil
+	skip           map[*engine.Node]bool
+	fromSch, toSch *structuralschema.Structural
+}
+
+// pathFacts are what applying a path reads besides the object.
+type pathFacts struct {
+	// apiVersion is the target's, an interface value made once: storing the
+	// string in an object would allocate.
+	apiVersion any
+	// emptySpecValid: at the source version (emptySpecValid)
+	emptySpecValid bool
+	// status is the target's status schema
+	status structuralschema.Structural
+}
+
+// routeFor is the route from → to, nil where there is none.
+func (c *Converter) routeFor(conv *engine.Conversion, from, to string) *route {
+	for _, r := range c.routes[conv] {
+		if r.from == from && r.to == to {
+			return r
+		}
+	}
+	return nil
 }
 
 // routeOf is conv.Route(from, to), without allocating.
 func (c *Converter) routeOf(conv *engine.Conversion, from, to string) ([]*engine.Path, bool) {
-	for _, r := range c.routes[conv] {
-		if r.from == from && r.to == to {
-			return r.paths, true
-		}
+	if r := c.routeFor(conv, from, to); r != nil {
+		return r.paths, true
 	}
 	return nil, false
+}
+
+// addRoutes works out the routes of conv and the facts of their paths.
+func (c *Converter) addRoutes(conv *engine.Conversion) {
+	for _, from := range conv.Versions {
+		for _, to := range conv.Versions {
+			paths, ok := conv.Route(from, to)
+			if !ok {
+				continue
+			}
+			c.routes[conv] = append(c.routes[conv], &route{from: from, to: to, paths: paths, fromSch: conv.Schemas[from], toSch: conv.Schemas[to]})
+			for _, p := range paths {
+				c.facts[p] = &pathFacts{apiVersion: p.ToAPIVersion, emptySpecValid: emptySpecValid(conv.Schemas[p.From]), status: conv.Schemas[p.To].Properties["status"]}
+			}
+		}
+	}
+	for _, r := range c.routes[conv] {
+		r.back = c.routeFor(conv, r.to, r.from)
+		if r.back != nil && len(r.paths) == 1 && len(r.back.paths) == 1 { // a route of one path is a direct one
+			r.skip = c.identity
+		}
+	}
 }
 
 // New returns a converter over plan.
@@ -92,7 +141,7 @@ func New(plan *engine.Plan, opts Options) *Converter {
 		opts.MaxStashBytes = DefaultMaxStashBytes
 	}
 	c := &Converter{plan: plan, opts: opts, identity: identityLeaves(plan), inputs: nodeInputs(plan),
-		defaults: map[*structuralschema.Structural]*defaultsTree{}, apiVersions: map[*engine.Path]any{}, routes: map[*engine.Conversion][]route{},
+		defaults: map[*structuralschema.Structural]*defaultsTree{}, facts: map[*engine.Path]*pathFacts{}, routes: map[*engine.Conversion][]*route{},
 		metaKeys: map[schema.GroupKind]metaKeys{}}
 	for gk, conv := range plan.Conversions {
 		for _, s := range conv.Schemas {
@@ -100,16 +149,7 @@ func New(plan *engine.Plan, opts Options) *Converter {
 				c.defaults[s] = d
 			}
 		}
-		for _, from := range conv.Versions {
-			for _, to := range conv.Versions {
-				if r, ok := conv.Route(from, to); ok {
-					c.routes[conv] = append(c.routes[conv], route{from, to, r})
-					for _, p := range r {
-						c.apiVersions[p] = p.ToAPIVersion
-					}
-				}
-			}
-		}
+		c.addRoutes(conv)
 		c.metaKeys[gk] = c.conversionMetaKeys(conv)
 	}
 	return c
@@ -153,8 +193,27 @@ func describe(obj *unstructured.Unstructured) string {
 // Convert converts obj to desiredAPIVersion (group/version). The input is not
 // modified. The same version returns obj unchanged.
 func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion string) (*unstructured.Unstructured, error) {
-	fail := func(from, to string, err error) (*unstructured.Unstructured, error) {
-		return nil, &Error{Object: describe(obj), From: from, To: to, Err: err}
+	out, stash, err := c.ConvertApart(obj, desiredAPIVersion)
+	if err == nil && stash != "" {
+		setIn(out.Object, stashPath, stash)
+	}
+	return out, err
+}
+
+// ApartAnnotation is the annotation ConvertApart returns apart:
+// StashAnnotation.
+func (c *Converter) ApartAnnotation() string { return StashAnnotation }
+
+// ConvertApart is Convert with the round-trip annotation kept apart: the
+// object returned lacks StashAnnotation, and stash is the value Convert
+// would give it ("" for none: the object has no stash). A same-version
+// request returns obj as it is, with stash "". An encoder that writes the
+// object as JSON puts the annotation in place without the two metadata maps
+// Convert builds for it — the /convert handler does
+// (webhook.AnnotatingConverter).
+func (c *Converter) ConvertApart(obj *unstructured.Unstructured, desiredAPIVersion string) (res *unstructured.Unstructured, stash string, err error) {
+	fail := func(from, to string, err error) (*unstructured.Unstructured, string, error) {
+		return nil, "", &Error{Object: describe(obj), From: from, To: to, Err: err}
 	}
 	srcGV, err := schema.ParseGroupVersion(obj.GetAPIVersion())
 	if err != nil || srcGV.Version == "" {
@@ -174,75 +233,73 @@ func (c *Converter) Convert(obj *unstructured.Unstructured, desiredAPIVersion st
 	}
 	from, to := srcGV.Version, dstGV.Version
 	if from == to {
-		return obj, nil
+		return obj, "", nil
 	}
 	for _, v := range []string{from, to} {
 		if conv.Schemas[v] == nil {
 			return fail(from, to, fmt.Errorf("version %q is not served by CRD %s (served: %s)", v, conv.CRD.Object.Name, strings.Join(conv.Versions, ", ")))
 		}
 	}
+	src := obj.Object
 	// Through the storage version, the object converts there and on: what
 	// an earlier conversion stashed for the storage version comes back on
 	// the way, as it would in two requests.
 	if route, ok := c.routeOf(conv, from, to); ok && len(route) == 2 {
-		mid, err := c.hop(conv, obj, from, conv.StorageVersion)
-		if err == nil {
-			var out *unstructured.Unstructured
-			if out, err = c.hop(conv, mid, conv.StorageVersion, to); err == nil {
-				return out, nil
-			}
+		mid, midStash, err := c.hop(conv, src, from, conv.StorageVersion)
+		if err != nil {
+			return fail(from, to, err)
 		}
-		return fail(from, to, err)
+		if midStash != "" {
+			setIn(mid, stashPath, midStash) // the second hop reads it there
+		}
+		src, from = mid, conv.StorageVersion
 	}
-	out, err := c.hop(conv, obj, from, to)
+	out, stash, err := c.hop(conv, src, from, to)
 	if err != nil {
-		return fail(from, to, err)
+		return fail(srcGV.Version, to, err)
 	}
-	return out, nil
+	return &unstructured.Unstructured{Object: out}, stash, nil
 }
 
 // hop converts obj from one version to another along the route between
 // them. Paths never see the stash; what an earlier conversion stashed for
 // `to` comes back, and what `from` cannot get back from the result is
-// stashed for it.
-func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured, from, to string) (*unstructured.Unstructured, error) {
-	stash, err := readStash(obj.Object)
-	if err != nil {
-		return nil, err
+// stashed for it: the result's stash annotation is returned apart ("" for
+// none), the result has none.
+func (c *Converter) hop(conv *engine.Conversion, obj map[string]any, from, to string) (map[string]any, string, error) {
+	r := c.routeFor(conv, from, to)
+	if r == nil {
+		return nil, "", noRoute(conv, from, to)
 	}
-	src := c.settle(conv.Schemas[from], withoutStash(obj.Object))
+	stash, err := readStash(obj)
+	if err != nil {
+		return nil, "", err
+	}
+	src := c.settle(r.fromSch, withoutStash(obj))
 	x := scratchPool.Get().(*hopScratch)
 	defer x.release()
 	// One scope serves every evaluation of the hop, one after the other.
 	sc := &x.scope
-	out, last, lastSrc, err := c.route(conv, src, from, to, sc)
+	out, last, lastSrc, err := c.run(conv, r.paths, src, sc)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if own, ok := stash[to]; ok {
 		c.restore(out, own, last, lastSrc)
 		delete(stash, to)
 	}
-	out = c.settle(conv.Schemas[to], out)
-	// Identity leaves hold only when both directions are single direct paths.
-	var skip map[*engine.Node]bool
-	there, _ := c.routeOf(conv, from, to)
-	back, _ := c.routeOf(conv, to, from)
-	if len(there) == 1 && len(back) == 1 { // a route of one path is a direct one
-		skip = c.identity
-	}
+	out = c.settle(r.toSch, out)
 	d := &x.entry
-	if err := c.wayBack(conv, out, to, from, src, skip, sc, d); err != nil {
-		return nil, fmt.Errorf("checking the way back from %s: %w", to, err)
+	if err := c.wayBack(conv, r, out, src, sc, d); err != nil {
+		return nil, "", fmt.Errorf("checking the way back from %s: %w", to, err)
 	}
 	if stash == nil {
 		// The common case: nothing stashed before, at most this entry now.
-		if !d.empty() {
-			if err := writeStash(out, []versionEntry{{from, d}}, c.opts.MaxStashBytes); err != nil {
-				return nil, err
-			}
+		if d.empty() {
+			return out, "", nil
 		}
-		return &unstructured.Unstructured{Object: out}, nil
+		s, err := stashValue([]versionEntry{{from, d}}, c.opts.MaxStashBytes)
+		return out, s, err
 	}
 	if !d.empty() {
 		stash[from] = d
@@ -254,10 +311,8 @@ func (c *Converter) hop(conv *engine.Conversion, obj *unstructured.Unstructured,
 			delete(stash, v)
 		}
 	}
-	if err := writeStash(out, sortedEntries(stash), c.opts.MaxStashBytes); err != nil {
-		return nil, err
-	}
-	return &unstructured.Unstructured{Object: out}, nil
+	s, err := stashValue(sortedEntries(stash), c.opts.MaxStashBytes)
+	return out, s, err
 }
 
 // hopScratch holds what a hop needs only while it runs, reused: nothing the
@@ -299,8 +354,17 @@ func (c *Converter) redundant(conv *engine.Conversion, obj map[string]any, at, v
 func (c *Converter) route(conv *engine.Conversion, obj map[string]any, from, to string, sc *engine.Scope) (out map[string]any, last *engine.Path, lastSrc map[string]any, err error) {
 	paths, ok := c.routeOf(conv, from, to)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", from, to, conv.StorageVersion)
+		return nil, nil, nil, noRoute(conv, from, to)
 	}
+	return c.run(conv, paths, obj, sc)
+}
+
+func noRoute(conv *engine.Conversion, from, to string) error {
+	return fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", from, to, conv.StorageVersion)
+}
+
+// run applies paths (a route) on obj, as route does.
+func (c *Converter) run(conv *engine.Conversion, paths []*engine.Path, obj map[string]any, sc *engine.Scope) (out map[string]any, last *engine.Path, lastSrc map[string]any, err error) {
 	cur := obj
 	for _, p := range paths {
 		next, err := c.apply(conv, p, cur, sc)
@@ -323,15 +387,15 @@ func (c *Converter) apply(conv *engine.Conversion, p *engine.Path, src map[strin
 	if out == nil {
 		out = map[string]any{}
 	}
-	out["apiVersion"] = c.apiVersions[p]
-	if p.Spec != nil && (hasSpec(src) || emptySpecValid(conv.Schemas[p.From])) {
+	facts := c.facts[p]
+	out["apiVersion"] = facts.apiVersion
+	if p.Spec != nil && (hasSpec(src) || facts.emptySpecValid) {
 		v, ok, err := p.Spec.Eval(scope)
 		if err != nil {
 			return nil, hopError(p, err)
 		}
 		setOrDelete(out, "spec", v, specWritten(conv, p, src, v, ok))
 	}
-	target := conv.Schemas[p.To]
 	_, hasStatus := src["status"]
 	if p.Status != nil && hasStatus {
 		v, ok, err := p.Status.Eval(scope)
@@ -341,7 +405,7 @@ func (c *Converter) apply(conv *engine.Conversion, p *engine.Path, src map[strin
 		setOrDelete(out, "status", v, ok)
 	} else if st, ok := src["status"]; ok && p.Status == nil {
 		// Status passes through, minus what the target's schema cannot hold.
-		out["status"] = pruned(st, target.Properties["status"])
+		out["status"] = pruned(st, &facts.status)
 	}
 	if p.Labels != nil || p.Annotations != nil {
 		meta, err := mappedMetadata(p, src, scope)

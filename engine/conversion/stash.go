@@ -374,20 +374,20 @@ func withoutStash(obj map[string]any) map[string]any {
 // stashPath is where the stash annotation goes.
 var stashPath = []string{"metadata", "annotations", StashAnnotation}
 
-// writeStash writes the entries (in version order) into obj's stash
-// annotation; none leaves obj without one (paths see objects without it).
-func writeStash(obj map[string]any, entries []versionEntry, limit int) error {
+// stashValue encodes the entries (in version order) as the stash
+// annotation's value; none is "" (no annotation: paths see objects without
+// it).
+func stashValue(entries []versionEntry, limit int) (string, error) {
 	if len(entries) == 0 {
-		return nil
+		return "", nil
 	}
 	raw, err := appendStash(make([]byte, 0, 128), entries)
 	if err != nil {
-		return fmt.Errorf("encoding the round-trip annotation: %w", err)
+		return "", fmt.Errorf("encoding the round-trip annotation: %w", err)
 	}
 	if len(raw) > limit {
-		return fmt.Errorf("what the other versions cannot hold needs %d bytes in annotation %s, over the %d-byte limit (%s); add the fields to the target schema or map them in the path", len(raw), StashAnnotation, limit, stashSummary(entries))
+		return "", fmt.Errorf("what the other versions cannot hold needs %d bytes in annotation %s, over the %d-byte limit (%s); add the fields to the target schema or map them in the path", len(raw), StashAnnotation, limit, stashSummary(entries))
 	}
 	// raw is not written to again: the string shares its bytes.
-	setIn(obj, stashPath, unsafe.String(unsafe.SliceData(raw), len(raw)))
-	return nil
+	return unsafe.String(unsafe.SliceData(raw), len(raw)), nil
 }

@@ -1,7 +1,6 @@
 package conversion
 
 import (
-	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -21,11 +20,11 @@ import (
 // route(converted, to→from)) without building the last hop's object: that
 // hop's spec and status trees are compared against orig as they evaluate.
 // The differences go into d, which is empty.
-func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, to, from string, orig map[string]any, skip map[*engine.Node]bool, sc *engine.Scope, d *stashEntry) error {
-	paths, ok := c.routeOf(conv, to, from)
-	if !ok {
-		return fmt.Errorf("no conversion path from %s to %s (and none through the storage version %s); add one to the katalog", to, from, conv.StorageVersion)
+func (c *Converter) wayBack(conv *engine.Conversion, r *route, converted map[string]any, orig map[string]any, sc *engine.Scope, d *stashEntry) error {
+	if r.back == nil {
+		return noRoute(conv, r.to, r.from)
 	}
+	paths, skip := r.back.paths, r.skip
 	cur := converted
 	for _, p := range paths[:len(paths)-1] {
 		next, err := c.apply(conv, p, cur, sc)
@@ -36,26 +35,27 @@ func (c *Converter) wayBack(conv *engine.Conversion, converted map[string]any, t
 	}
 	last := paths[len(paths)-1]
 	scope := pathScope(sc, cur)
+	facts := c.facts[last]       // last.To is the hop's source version
 	path := make([]string, 1, 8) // reused: copied only where a difference is recorded
-	for _, top := range []struct {
-		key    string
-		node   *engine.Node
-		schema structuralschema.Structural
-	}{{"spec", last.Spec, structuralschema.Structural{}}, {"status", last.Status, conv.Schemas[from].Properties["status"]}} {
-		path[0] = top.key
-		ov, hasOrig := orig[top.key]
-		cv, hasCur := cur[top.key]
+	for _, key := range [...]string{"spec", "status"} {
+		path[0] = key
+		node := last.Spec
+		if key == "status" {
+			node = last.Status
+		}
+		ov, hasOrig := orig[key]
+		cv, hasCur := cur[key]
 		switch {
-		case top.key == "spec" && top.node != nil && (hasSpec(cur) || emptySpecValid(conv.Schemas[last.From])):
+		case key == "spec" && node != nil && (hasSpec(cur) || facts.emptySpecValid):
 			if err := diffSpec(d, path, conv, last, cur, scope, ov, hasOrig, skip); err != nil {
 				return hopError(last, err)
 			}
-		case top.node != nil && hasCur:
-			if err := diffNode(d, path, top.node, scope, ov, hasOrig, skip); err != nil {
+		case node != nil && hasCur:
+			if err := diffNode(d, path, node, scope, ov, hasOrig, skip); err != nil {
 				return hopError(last, err)
 			}
-		case top.key == "status" && hasCur:
-			diffValue(d, path, ov, pruned(cv, top.schema), hasOrig, true)
+		case key == "status" && hasCur:
+			diffValue(d, path, ov, pruned(cv, &facts.status), hasOrig, true)
 		default:
 			diffValue(d, path, ov, cv, hasOrig, hasCur)
 		}
@@ -345,12 +345,12 @@ func (d *defaultsTree) needed(x any) bool {
 
 // pruned returns v without the fields schema s cannot hold. v is shared
 // (read-only) when there is nothing to prune, which is the common case.
-func pruned(v any, s structuralschema.Structural) any {
-	if !needsPrune(v, &s) {
+func pruned(v any, s *structuralschema.Structural) any {
+	if !needsPrune(v, s) {
 		return v
 	}
 	cp := runtime.DeepCopyJSONValue(v)
-	pruning.Prune(cp, &s, false)
+	pruning.Prune(cp, s, false)
 	return cp
 }
 
