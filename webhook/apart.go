@@ -11,8 +11,10 @@ package webhook
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/orkspace/orkestra-cel/engine/jsonval"
 )
@@ -26,6 +28,12 @@ type AnnotatingConverter interface {
 	// annotation and value is what Convert would set it to ("": Convert's
 	// object has none). A same-version request may return obj as it is.
 	ConvertApart(obj *unstructured.Unstructured, desiredAPIVersion string) (res *unstructured.Unstructured, value string, err error)
+}
+
+// validAnnotationKey reports whether the API server accepts key as an
+// annotation's.
+func validAnnotationKey(key string) bool {
+	return key != "" && len(validation.IsQualifiedName(strings.ToLower(key))) == 0
 }
 
 // apart is an annotation to add to a converted object; key "" is none.

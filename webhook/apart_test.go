@@ -10,8 +10,9 @@ import (
 )
 
 // apartFake returns annotation key=value apart from objects that shape
-// changes (besides apiVersion); its Convert, used when key is "", sets
-// from=convert instead.
+// changes (besides apiVersion); its Convert, which the handler calls when
+// the key is not valid, puts it in the object, or from=convert where the key
+// is "".
 type apartFake struct {
 	key, value string
 	shape      func(out map[string]any)
@@ -30,7 +31,11 @@ func (f apartFake) ConvertApart(obj *unstructured.Unstructured, desired string) 
 
 func (f apartFake) Convert(obj *unstructured.Unstructured, desired string) (*unstructured.Unstructured, error) {
 	res, _, err := f.ConvertApart(obj, desired)
-	apart{"from", "convert"}.into(res.Object)
+	a := apart{f.key, f.value}
+	if f.key == "" {
+		a = apart{"from", "convert"}
+	}
+	a.into(res.Object)
 	return res, err
 }
 
@@ -87,7 +92,7 @@ func TestApartAnnotation(t *testing.T) {
 			conv:     apartFake{value: "s"},
 			object:   object(`{"name":"a"}`),
 			wantMeta: `{"annotations":{"from":"convert"},"name":"a"}`},
-		{name: "an invalid key",
+		{name: "an invalid key: Convert, checked",
 			conv:    apartFake{key: "not/a/key", value: "s"},
 			object:  object(`{"name":"a"}`),
 			wantErr: `metadata.annotations: Invalid value: "not/a/key"`},

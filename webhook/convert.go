@@ -122,7 +122,8 @@ func NewConvertHandler(conv Converter, opts ConvertOptions) *ConvertHandler {
 	}
 	h.kinds, _ = conv.(KindHandler)
 	h.metaReader, _ = conv.(MetadataReader)
-	if ac, ok := conv.(AnnotatingConverter); ok && ac.ApartAnnotation() != "" {
+	if ac, ok := conv.(AnnotatingConverter); ok && validAnnotationKey(ac.ApartAnnotation()) {
+		// An invalid key is left to Convert, whose objects fail naming it.
 		h.annotating, h.apartKey = ac, ac.ApartAnnotation()
 	}
 	if len(opts.Served) > 0 {

@@ -150,10 +150,7 @@ func checkStringMap(meta map[string]any, name string, orig []metaField, a apart)
 			changed = append(changed, k)
 		}
 	}
-	if a.key != "" && !unchanged(a.key, a.value) {
-		changed = append(changed, a.key)
-	}
-	if len(changed) == 0 {
+	if len(changed) == 0 && (a.key == "" || unchanged(a.key, a.value)) {
 		return nil
 	}
 	return validateMetaMap(name, m, changed, a)

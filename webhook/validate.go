@@ -17,7 +17,8 @@ import (
 // valid label values, annotations 256 KiB at most in total. Only the entries
 // in changed are checked; valid keys are remembered, since a converter sets
 // the same few keys on every object. Annotation a, kept apart by the
-// converter (apart.go), stands in for m's entry with its key.
+// converter (apart.go), stands in for m's entry with its key in the total;
+// its key was checked once (NewConvertHandler).
 func validateMetaMap(name string, m map[string]any, changed []string, a apart) error {
 	// The path is made only for an error: most converted objects have none.
 	path := func() *field.Path { return field.NewPath("metadata", name) }
