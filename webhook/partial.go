@@ -170,10 +170,12 @@ func (od *objectDecoder) decodeMeta(d *jsonval.Decoder, keys []string) (map[stri
 	meta := make(map[string]any, len(keys)+3)
 	from := len(od.bufs.raw)
 	err := d.Object(func(key []byte) error {
-		k := d.Key(key)
+		// A member left undecoded keeps its key as a slice of the body,
+		// like its value (the body outlives the review's buffers' use).
+		k := d.Alias(key)
 		if alwaysDecoded(key) || slices.Contains(keys, k) {
 			v, err := d.Value()
-			meta[k] = v
+			meta[d.Key(key)] = v
 			return err
 		}
 		start := d.Offset()
@@ -218,12 +220,12 @@ func appendObject(b []byte, obj map[string]any, raw []rawMember, a apart) ([]byt
 	return appendMembers(b, members, raw, a)
 }
 
-// member is a member of a converted object: decoded, raw, metadata (with
-// raw members and the apart annotation) or annotations (with it).
+// member is a member of a converted object: decoded, raw (value is a
+// *rawMember), metadata (with raw members and the apart annotation) or
+// annotations (with it). Small: the members are sorted by swapping.
 type member struct {
 	key   string
 	value any
-	raw   []byte
 	as    memberKind
 }
 
@@ -255,7 +257,7 @@ func appendMembers(b []byte, members []member, raw []rawMember, a apart) ([]byte
 		var err error
 		switch m.as {
 		case asRaw:
-			b = append(b, m.raw...)
+			b = append(b, m.value.(*rawMember).raw...)
 		case asMeta:
 			b, err = appendMeta(b, m.value.(map[string]any), raw, a)
 		case asAnnotations:
@@ -284,8 +286,8 @@ func appendMeta(b []byte, meta map[string]any, raw []rawMember, a apart) ([]byte
 	if _, ok := meta["annotations"]; !ok && a.key != "" {
 		members = append(members, member{key: "annotations", as: asAnnotations})
 	}
-	for _, r := range raw {
-		members = append(members, member{key: r.key, raw: r.raw, as: asRaw})
+	for i := range raw {
+		members = append(members, member{key: raw[i].key, value: &raw[i], as: asRaw})
 	}
 	return appendMembers(b, members, nil, a)
 }

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 const maxDepth = 10000
@@ -62,6 +63,21 @@ func (d *Decoder) Key(b []byte) string {
 		d.keys[s] = s
 	}
 	return s
+}
+
+// Alias returns b (an object key the decoder read) as a string that shares
+// the decoder's input where b is a slice of it (a key without escapes):
+// valid only while the input is, and never written to. Other keys are
+// Key's. For keys kept beside slices of the input (webhook's undecoded
+// metadata members), it saves the interning lookup.
+func (d *Decoder) Alias(b []byte) string {
+	if len(b) > 0 && len(d.data) > 0 {
+		p, base := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(d.data)))
+		if p >= base && p+uintptr(len(b)) <= base+uintptr(len(d.data)) {
+			return unsafe.String(unsafe.SliceData(b), len(b))
+		}
+	}
+	return d.Key(b)
 }
 
 func (d *Decoder) Errorf(format string, args ...any) error {
