@@ -235,47 +235,56 @@ func (c *Converter) ConvertApart(obj *unstructured.Unstructured, desiredAPIVersi
 	if from == to {
 		return obj, "", nil
 	}
-	for _, v := range []string{from, to} {
-		if conv.Schemas[v] == nil {
-			return fail(from, to, fmt.Errorf("version %q is not served by CRD %s (served: %s)", v, conv.CRD.Object.Name, strings.Join(conv.Versions, ", ")))
+	r := c.routeFor(conv, from, to) // between served versions only
+	if r == nil {
+		for _, v := range []string{from, to} {
+			if conv.Schemas[v] == nil {
+				return fail(from, to, fmt.Errorf("version %q is not served by CRD %s (served: %s)", v, conv.CRD.Object.Name, strings.Join(conv.Versions, ", ")))
+			}
 		}
+		return fail(from, to, noRoute(conv, from, to))
 	}
 	src := obj.Object
 	// Through the storage version, the object converts there and on: what
 	// an earlier conversion stashed for the storage version comes back on
 	// the way, as it would in two requests.
-	if route, ok := c.routeOf(conv, from, to); ok && len(route) == 2 {
-		mid, midStash, err := c.hop(conv, src, from, conv.StorageVersion)
+	if len(r.paths) == 2 {
+		there, on := c.routeFor(conv, from, conv.StorageVersion), c.routeFor(conv, conv.StorageVersion, to)
+		if there == nil || on == nil { // a route of two paths goes through the storage version
+			return fail(from, to, noRoute(conv, from, to))
+		}
+		mid, midStash, err := c.hop(conv, there, src)
 		if err != nil {
 			return fail(from, to, err)
 		}
 		if midStash != "" {
 			setIn(mid, stashPath, midStash) // the second hop reads it there
 		}
-		src, from = mid, conv.StorageVersion
+		src, r = mid, on
 	}
-	out, stash, err := c.hop(conv, src, from, to)
+	out, stash, err := c.hop(conv, r, src)
 	if err != nil {
 		return fail(srcGV.Version, to, err)
 	}
 	return &unstructured.Unstructured{Object: out}, stash, nil
 }
 
-// hop converts obj from one version to another along the route between
-// them. Paths never see the stash; what an earlier conversion stashed for
-// `to` comes back, and what `from` cannot get back from the result is
-// stashed for it: the result's stash annotation is returned apart ("" for
-// none), the result has none.
-func (c *Converter) hop(conv *engine.Conversion, obj map[string]any, from, to string) (map[string]any, string, error) {
-	r := c.routeFor(conv, from, to)
-	if r == nil {
-		return nil, "", noRoute(conv, from, to)
-	}
-	stash, err := readStash(obj)
+// hop converts obj along route r, from r.from to r.to. Paths never see the
+// stash; what an earlier conversion stashed for r.to comes back, and what
+// r.from cannot get back from the result is stashed for it: the result's
+// stash annotation is returned apart ("" for none), the result has none.
+func (c *Converter) hop(conv *engine.Conversion, r *route, obj map[string]any) (map[string]any, string, error) {
+	from, to := r.from, r.to
+	ann := annotations(obj)
+	stash, err := stashIn(ann)
 	if err != nil {
 		return nil, "", err
 	}
-	src := c.settle(r.fromSch, withoutStash(obj))
+	src := obj
+	if _, ok := ann[StashAnnotation]; ok {
+		src = withoutStash(obj)
+	}
+	src = c.settle(r.fromSch, src)
 	x := scratchPool.Get().(*hopScratch)
 	defer x.release()
 	// One scope serves every evaluation of the hop, one after the other.
@@ -316,8 +325,8 @@ func (c *Converter) hop(conv *engine.Conversion, obj map[string]any, from, to st
 }
 
 // hopScratch holds what a hop needs only while it runs, reused: nothing the
-// hop returns points into it (the stash entry is encoded into the object's
-// annotation).
+// hop returns points into it (the stash entry is encoded into the stash
+// value).
 type hopScratch struct {
 	scope engine.Scope
 	entry stashEntry

@@ -333,7 +333,12 @@ func annotations(obj map[string]any) map[string]any {
 }
 
 func readStash(obj map[string]any) (map[string]*stashEntry, error) {
-	raw, ok := annotations(obj)[StashAnnotation].(string)
+	return stashIn(annotations(obj))
+}
+
+// stashIn reads the stash in an object's annotations.
+func stashIn(ann map[string]any) (map[string]*stashEntry, error) {
+	raw, ok := ann[StashAnnotation].(string)
 	if !ok || raw == "" {
 		return nil, nil // most objects carry no stash: allocate nothing
 	}
