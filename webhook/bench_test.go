@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -39,7 +40,10 @@ import (
 // Besides ns/op each case reports cpu-ns/op, the process CPU time per
 // operation (GC included), steadier than wall-clock time on a busy machine;
 // the cel and legacy cases report their CPU-time ratios to identity and go
-// as x-identity and x-go.
+// as x-identity and x-go. Those ratios compare runs a second apart, and a
+// shared machine changes speed between them; the paired case (n=100 and
+// n=1000) alternates identity and cel in rounds of pairedChunk reviews and
+// reports their ratio over the same stretch of time (see runPaired).
 func BenchmarkConvertReview(b *testing.B) {
 	handlers := benchHandlers(b)
 	for _, n := range []int{1, 100, 1000} {
@@ -58,7 +62,66 @@ func BenchmarkConvertReview(b *testing.B) {
 				}
 			})
 		}
+		if n > 1 {
+			b.Run(fmt.Sprintf("n=%d/paired", n), func(b *testing.B) {
+				runPaired(b, handlers[0].handler, handlerNamed(b, handlers, "cel"), body)
+			})
+		}
 	}
+}
+
+func handlerNamed(t testing.TB, hs []benchHandler, name string) http.Handler {
+	for _, h := range hs {
+		if h.name == name {
+			return h.handler
+		}
+	}
+	t.Fatalf("no handler %s", name)
+	return nil
+}
+
+// pairedChunk is how many reviews of one handler runPaired runs before it
+// switches: enough that most garbage collections fall within the chunk
+// whose allocations started them (a 100-object review allocates about a
+// quarter of a megabyte), few enough that both handlers meet the same
+// machine.
+const pairedChunk = 16
+
+// runPaired alternates base and h on body, pairedChunk reviews of each per
+// iteration (ns/op is one iteration: 2×pairedChunk reviews), and reports
+// the process CPU time per review of each (base-cpu-ns/review,
+// cpu-ns/review) and h's over base's (x-identity).
+func runPaired(b *testing.B, base, h http.Handler, body []byte) {
+	rdr := bytes.NewReader(body)
+	req := httptest.NewRequest(http.MethodPost, "/convert", nil)
+	req.Header.Set("Content-Type", "application/json")
+	req.Body = nopBody{rdr}
+	req.ContentLength = int64(len(body))
+	out := bytes.NewBuffer(make([]byte, 0, 2*len(body)+4096))
+	chunk := func(h http.Handler) time.Duration {
+		start := processCPU()
+		for range pairedChunk {
+			rdr.Reset(body)
+			serve(h, req, out)
+		}
+		return processCPU() - start
+	}
+	chunk(base) // warm both
+	chunk(h)
+	var baseCPU, hCPU time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		baseCPU += chunk(base)
+		hCPU += chunk(h)
+	}
+	if baseCPU <= 0 || hCPU <= 0 {
+		return // no CPU time on this platform: nothing to pair
+	}
+	reviews := float64(b.N * pairedChunk)
+	b.ReportMetric(float64(baseCPU)/reviews, "base-cpu-ns/review")
+	b.ReportMetric(float64(hCPU)/reviews, "cpu-ns/review")
+	b.ReportMetric(float64(hCPU)/float64(baseCPU), "x-identity")
 }
 
 type benchHandler struct {
