@@ -101,12 +101,7 @@ onReconcile:
 	if err := k8s.Update(t.Context(), flag); err != nil {
 		t.Fatal(err)
 	}
-	never(t, 2*time.Second, "creating and updating the watched ConfigMap reconciles nothing", func() error {
-		if s := h.client.getsOf("singleton"); s != s0 {
-			return fmt.Errorf("singleton reconciled %d times", s-s0)
-		}
-		return nil
-	})
+	neverReconciled(t, h.client, "singleton", s0, "creating and updating the watched ConfigMap reconciles nothing")
 	if err := k8s.Delete(t.Context(), flag); err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +128,7 @@ func TestObserveExample(t *testing.T) {
 	n0 := h.client.getsOf("nightly")
 	unchanged := func(what string) {
 		t.Helper()
-		never(t, 2*time.Second, what+" reconciles nothing", func() error {
-			if n := h.client.getsOf("nightly"); n != n0 {
-				return fmt.Errorf("reconciled %d times", n-n0)
-			}
-			return nil
-		})
+		neverReconciled(t, h.client, "nightly", n0, what+" reconciles nothing")
 	}
 	reconciled := func(what string) {
 		t.Helper()

@@ -373,6 +373,18 @@ func never(t testing.TB, d time.Duration, what string, f func() error) {
 	}
 }
 
+// neverReconciled fails t when name's reconciler reads it again (its gets
+// move past since) within 2 s: what reconciles nothing, as it says.
+func neverReconciled(t testing.TB, c *countingClient, name string, since int, what string) {
+	t.Helper()
+	never(t, 2*time.Second, what, func() error {
+		if n := c.getsOf(name); n != since {
+			return fmt.Errorf("%s reconciled %d times", name, n-since)
+		}
+		return nil
+	})
+}
+
 func widget(ns, name string, spec map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "test.orkestra.io/v1",
